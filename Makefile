@@ -1,0 +1,195 @@
+# pulsarc — build, test and run.
+#
+# make deps      install the Debian packages the project needs (when missing)
+# make           libpulsarc.a, libpulsarc.so, pulsarc.pc, the CLI and examples
+# make test      unit tests, then the live-broker tests (starts and stops a broker)
+# make run       a local broker, a producer and a consumer, figures printed
+# make unit      unit tests only (no broker)
+# make asan      unit + live tests built with ASan/UBSan
+# make valgrind  unit tests under valgrind
+# make install PREFIX=/usr/local
+#
+# Build options: WITH_TLS=0 (no OpenSSL), WITH_CURL=0 (no libcurl),
+# WITH_ZSTD=0, WITH_SNAPPY=0 (optional codecs).
+
+WITH_TLS    ?= 1
+WITH_CURL   ?= 1
+WITH_ZSTD   ?= 1
+WITH_SNAPPY ?= 1
+PREFIX      ?= /usr/local
+BUILD       ?= build
+SAN         ?=
+
+VERSION := 0.1.0
+CC      ?= cc
+OPT     ?= -O2 -g
+# -Wno-format-truncation: diagnostics are snprintf'd into fixed buffers and
+# cutting a long host name short there is intended, not a bug.
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
+               -fPIC -pthread -fvisibility=hidden $(OPT)
+CPPFLAGS_BASE := -Iinclude -Ilib -I$(BUILD)/gen -DPULSARC_VERSION_STR=\"$(VERSION)\"
+
+PKGS := libprotobuf-c zlib liblz4
+FEATURES :=
+ifeq ($(WITH_TLS),1)
+  PKGS += openssl
+  FEATURES += -DPULSARC_WITH_TLS=1
+endif
+ifeq ($(WITH_CURL),1)
+  PKGS += libcurl
+  FEATURES += -DPULSARC_WITH_CURL=1
+endif
+ifeq ($(WITH_ZSTD),1)
+  PKGS += libzstd
+  FEATURES += -DPULSARC_WITH_ZSTD=1
+endif
+SNAPPY_LIBS :=
+ifeq ($(WITH_SNAPPY),1)
+  FEATURES += -DPULSARC_WITH_SNAPPY=1
+  SNAPPY_LIBS := -lsnappy
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(SNAPPY_LIBS) -lpthread -lm
+
+CFLAGS   += $(CFLAGS_BASE) $(SAN)
+CPPFLAGS += $(CPPFLAGS_BASE) $(FEATURES) $(PKG_CFLAGS)
+LDFLAGS  += $(SAN)
+
+# Sources: every lib/ file, minus the ones an option turns off.
+LIB_SRCS := $(sort $(wildcard lib/*/*.c))
+ifneq ($(WITH_TLS),1)
+  LIB_SRCS := $(filter-out lib/net/transport_tls.c lib/net/auth_tls.c,$(LIB_SRCS))
+endif
+ifneq ($(WITH_CURL),1)
+  LIB_SRCS := $(filter-out lib/admin/%,$(LIB_SRCS))
+endif
+ifneq ($(WITH_ZSTD),1)
+  LIB_SRCS := $(filter-out lib/core/codec_zstd.c,$(LIB_SRCS))
+endif
+ifneq ($(WITH_SNAPPY),1)
+  LIB_SRCS := $(filter-out lib/core/codec_snappy.c,$(LIB_SRCS))
+endif
+
+PROTO_C := $(BUILD)/gen/PulsarApi.pb-c.c
+PROTO_H := $(BUILD)/gen/PulsarApi.pb-c.h
+LIB_OBJS := $(BUILD)/gen/PulsarApi.pb-c.o $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+
+STATIC := $(BUILD)/libpulsarc.a
+SHARED := $(BUILD)/libpulsarc.so
+PCFILE := $(BUILD)/pulsarc.pc
+
+UNIT_SRCS := $(sort $(wildcard test/unit/test_*.c))
+UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
+LIVE_SRCS := $(sort $(wildcard test/integration/test_*.c))
+LIVE_BINS := $(patsubst test/integration/%.c,$(BUILD)/test/integration/%,$(LIVE_SRCS))
+TEST_COMMON := $(sort $(wildcard test/common/*.c))
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+
+EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
+EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
+CMD_SRCS := $(sort $(wildcard cmd/pulsarc/*.c))
+CMD_BIN := $(BUILD)/pulsarc
+
+.PHONY: all lib deps test unit live run asan valgrind install clean check-env
+.SUFFIXES:
+
+all: lib $(EXAMPLE_BINS) $(if $(CMD_SRCS),$(CMD_BIN))
+lib: $(STATIC) $(SHARED) $(PCFILE)
+
+$(PROTO_C) $(PROTO_H): proto/PulsarApi.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -Iproto proto/PulsarApi.proto
+
+$(BUILD)/gen/PulsarApi.pb-c.o: $(PROTO_C)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/lib/%.o: lib/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(STATIC): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libpulsarc.so.0 $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(PCFILE): Makefile
+	@mkdir -p $(BUILD)
+	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: pulsarc\nDescription: Apache Pulsar client in C\nVersion: %s\nRequires.private: %s\nLibs: -L$${libdir} -lpulsarc\nLibs.private: %s -lpthread -lm\nCflags: -I$${includedir}\n' \
+	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' '$(SNAPPY_LIBS)' > $@
+
+$(BUILD)/test/common/%.o: test/common/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) -c $< -o $@
+
+TEST_COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_COMMON))
+
+$(BUILD)/test/unit/%: test/unit/%.c $(STATIC) $(TEST_COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
+
+$(BUILD)/test/integration/%: test/integration/%.c $(STATIC) $(TEST_COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
+
+$(BUILD)/examples/%: examples/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS)
+
+$(CMD_BIN): $(CMD_SRCS) $(STATIC)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(CMD_SRCS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS)
+
+# --- set-up ---------------------------------------------------------------
+DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
+            libssl-dev zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev \
+            libcurl4-openssl-dev check curl openssl valgrind \
+            openjdk-17-jdk-headless maven
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if command -v java >/dev/null && command -v mvn >/dev/null; then \
+	  missing=$$(echo "$$missing" | tr ' ' '\n' | grep -v -e '^openjdk' -e '^maven$$' | tr '\n' ' '); fi; \
+	if [ -n "$$(echo $$missing | tr -d ' ')" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "deps: all present"; fi
+
+# --- tests ----------------------------------------------------------------
+BROKER := bash test/broker/run-with-broker.sh
+
+unit: $(UNIT_BINS)
+	@bash test/run-tests.sh $(UNIT_BINS)
+
+live: $(LIVE_BINS) all
+	@$(BROKER) bash test/run-tests.sh $(LIVE_BINS)
+
+test: deps
+	$(MAKE) unit
+	$(MAKE) live
+
+run: deps all
+	@$(BROKER) bash examples/run-demo.sh $(BUILD)
+
+asan:
+	$(MAKE) BUILD=build-asan OPT='-O1 -g -fno-omit-frame-pointer' \
+	  SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' unit live
+
+valgrind: $(UNIT_BINS)
+	@VALGRIND=1 bash test/run-tests.sh $(UNIT_BINS)
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/pulsarc.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/libpulsarc.so.0
+	ln -sf libpulsarc.so.0 $(DESTDIR)$(PREFIX)/lib/libpulsarc.so
+	install -m 644 $(PCFILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+clean:
+	rm -rf build build-asan
+
+-include $(patsubst %.o,%.d,$(LIB_OBJS))
+.SECONDARY:

@@ -1,0 +1,394 @@
+/*
+ * pulsarc — an Apache Pulsar client in C that speaks the binary protocol.
+ *
+ * One header, in sections: Errors, Configuration, Message ids, Messages,
+ * Client, Producer, Consumer.
+ *
+ * Conventions
+ *  - Every handle is opaque. Every *_new has a matching *_destroy.
+ *  - Functions that can fail return pulsarc_err_t (PULSARC_OK == 0).
+ *    Functions that take (char *errstr, size_t errlen) write a one-line,
+ *    human-readable reason there on failure (errstr may be NULL).
+ *  - Ownership is stated on every pointer: "borrowed" means the library
+ *    does not keep it past the call; "owned by X" says who frees it.
+ *  - Threads: every function is safe to call from any thread unless its
+ *    comment says otherwise. Callbacks never run under a library lock and
+ *    never on the network thread; see docs/THREADS.md.
+ */
+#ifndef PULSARC_H
+#define PULSARC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PULSARC_API __attribute__((visibility("default")))
+#else
+#define PULSARC_API
+#endif
+
+/** @name Version */
+/**@{*/
+/** The library version, e.g. "0.1.0". Static string. */
+PULSARC_API const char *pulsarc_version(void);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Errors */
+/**@{*/
+
+/**
+ * One error enum for the whole library.
+ *  - 0 is success.
+ *  - Negative values are local errors (bad input, I/O, timeouts).
+ *  - Values from PULSARC_ERR_BROKER_BASE up are the broker's ServerError
+ *    codes (PULSARC_ERR_BROKER_BASE + wire value), with the broker's own
+ *    message available through the errstr of the failing call.
+ */
+typedef enum pulsarc_err_e {
+    PULSARC_OK = 0,
+
+    PULSARC_ERR_INVALID_ARG = -1,      /**< NULL, empty or out-of-range argument */
+    PULSARC_ERR_NOMEM = -2,            /**< allocation failed or a memory limit hit */
+    PULSARC_ERR_BAD_URL = -3,          /**< service URL does not parse */
+    PULSARC_ERR_BAD_TOPIC = -4,        /**< topic name does not parse */
+    PULSARC_ERR_BAD_CONFIG = -5,       /**< a configuration value is invalid */
+    PULSARC_ERR_UNKNOWN_CONFIG = -6,   /**< no such configuration key */
+    PULSARC_ERR_MALFORMED = -7,        /**< malformed frame or protocol data */
+    PULSARC_ERR_CHECKSUM = -8,         /**< CRC32C mismatch */
+    PULSARC_ERR_FRAME_TOO_BIG = -9,    /**< frame above the negotiated maximum */
+    PULSARC_ERR_RESOLVE = -10,         /**< host name did not resolve */
+    PULSARC_ERR_CONNECT = -11,         /**< TCP connect failed (refused, unreachable) */
+    PULSARC_ERR_TIMEOUT = -12,         /**< operation did not finish in time */
+    PULSARC_ERR_DISCONNECTED = -13,    /**< connection lost while the request was in flight */
+    PULSARC_ERR_CLOSED = -14,          /**< the handle is closed or closing */
+    PULSARC_ERR_TOO_MANY_REDIRECTS = -15, /**< lookup redirected too often */
+    PULSARC_ERR_QUEUE_FULL = -16,      /**< producer pending queue is full */
+    PULSARC_ERR_MSG_TOO_BIG = -17,     /**< message above the broker's max size */
+    PULSARC_ERR_UNSUPPORTED = -18,     /**< feature not built in or not supported */
+    PULSARC_ERR_PROTOCOL = -19,        /**< the peer broke the protocol */
+    PULSARC_ERR_TLS = -20,             /**< TLS handshake or verification failed */
+    PULSARC_ERR_END_OF_TOPIC = -21,    /**< topic terminated and fully consumed */
+    PULSARC_ERR_COMPRESSION = -22,     /**< (de)compression failed */
+    PULSARC_ERR_NO_MESSAGE = -23,      /**< receive timed out with nothing queued */
+    PULSARC_ERR_STATE = -24,           /**< call not valid in the current state */
+    PULSARC_ERR_IO = -25,              /**< socket or file error */
+    PULSARC_ERR_AUTH = -26,            /**< local authentication set-up failed */
+    PULSARC_ERR_NOT_FOUND = -27,       /**< no such item (property, key) */
+
+    PULSARC_ERR_BROKER_BASE = 1000,
+    PULSARC_ERR_BROKER_UNKNOWN = 1000,
+    PULSARC_ERR_BROKER_METADATA = 1001,
+    PULSARC_ERR_BROKER_PERSISTENCE = 1002,
+    PULSARC_ERR_BROKER_AUTHENTICATION = 1003,
+    PULSARC_ERR_BROKER_AUTHORIZATION = 1004,
+    PULSARC_ERR_BROKER_CONSUMER_BUSY = 1005,
+    PULSARC_ERR_BROKER_SERVICE_NOT_READY = 1006,
+    PULSARC_ERR_BROKER_PRODUCER_BLOCKED_QUOTA_ERROR = 1007,
+    PULSARC_ERR_BROKER_PRODUCER_BLOCKED_QUOTA_EXCEPTION = 1008,
+    PULSARC_ERR_BROKER_CHECKSUM = 1009,
+    PULSARC_ERR_BROKER_UNSUPPORTED_VERSION = 1010,
+    PULSARC_ERR_BROKER_TOPIC_NOT_FOUND = 1011,
+    PULSARC_ERR_BROKER_SUBSCRIPTION_NOT_FOUND = 1012,
+    PULSARC_ERR_BROKER_CONSUMER_NOT_FOUND = 1013,
+    PULSARC_ERR_BROKER_TOO_MANY_REQUESTS = 1014,
+    PULSARC_ERR_BROKER_TOPIC_TERMINATED = 1015,
+    PULSARC_ERR_BROKER_PRODUCER_BUSY = 1016,
+    PULSARC_ERR_BROKER_INVALID_TOPIC_NAME = 1017,
+    PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA = 1018,
+    PULSARC_ERR_BROKER_CONSUMER_ASSIGN = 1019,
+    PULSARC_ERR_BROKER_TXN_COORDINATOR_NOT_FOUND = 1020,
+    PULSARC_ERR_BROKER_INVALID_TXN_STATUS = 1021,
+    PULSARC_ERR_BROKER_NOT_ALLOWED = 1022,
+    PULSARC_ERR_BROKER_TXN_CONFLICT = 1023,
+    PULSARC_ERR_BROKER_TXN_NOT_FOUND = 1024,
+    PULSARC_ERR_BROKER_PRODUCER_FENCED = 1025
+} pulsarc_err_t;
+
+/** A short English description of err. Static string, never NULL. */
+PULSARC_API const char *pulsarc_strerror(pulsarc_err_t err);
+/** The enum name of err without the prefix, e.g. "TIMEOUT". Static string. */
+PULSARC_API const char *pulsarc_errname(pulsarc_err_t err);
+/**
+ * 1 if retrying the same operation later may succeed (timeouts, lost
+ * connections, ServiceNotReady, TooManyRequests, …), 0 if it is fatal
+ * (bad input, authorization, busy, fenced, terminated, …).
+ */
+PULSARC_API int pulsarc_err_is_retriable(pulsarc_err_t err);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Configuration
+ *
+ * String key/value configuration with the Java client's property names
+ * ("serviceUrl", "operationTimeoutMs", "batchingMaxMessages", …). One table
+ * drives validation and the generated docs/CONFIGURATION.md. A pulsarc_conf_t
+ * may hold client, producer and consumer keys at once: each object reads the
+ * keys of its own scope.
+ */
+/**@{*/
+typedef struct pulsarc_conf_s pulsarc_conf_t;
+
+/** A configuration with every default. Owned by the caller. NULL on OOM. */
+PULSARC_API pulsarc_conf_t *pulsarc_conf_new(void);
+/** A deep copy. Owned by the caller. */
+PULSARC_API pulsarc_conf_t *pulsarc_conf_dup(const pulsarc_conf_t *conf);
+/** Frees conf. NULL is a no-op. */
+PULSARC_API void pulsarc_conf_destroy(pulsarc_conf_t *conf);
+/**
+ * Sets key to value (both borrowed, copied). Unknown keys give
+ * PULSARC_ERR_UNKNOWN_CONFIG, bad values PULSARC_ERR_BAD_CONFIG; errstr names
+ * the key and the value.
+ */
+PULSARC_API pulsarc_err_t pulsarc_conf_set(pulsarc_conf_t *conf, const char *key,
+                                           const char *value, char *errstr,
+                                           size_t errlen);
+/**
+ * Writes the current value of key (the default if unset) into buf as text.
+ * *len is the buffer size in, the needed size (with the NUL) out.
+ */
+PULSARC_API pulsarc_err_t pulsarc_conf_get(const pulsarc_conf_t *conf, const char *key,
+                                           char *buf, size_t *len);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Message ids
+ *
+ * A message id is a small value type, copied freely; no allocation.
+ */
+/**@{*/
+typedef struct pulsarc_msgid_s {
+    int64_t ledger_id;
+    int64_t entry_id;
+    int32_t partition;   /**< -1 for a non-partitioned topic */
+    int32_t batch_index; /**< -1 when the entry is not a batch */
+    int32_t batch_size;  /**< 0 when unknown or not a batch */
+} pulsarc_msgid_t;
+
+/** The position before the first message (-1:-1:-1). */
+PULSARC_API pulsarc_msgid_t pulsarc_msgid_earliest(void);
+/** The position after the last message (INT64_MAX:INT64_MAX:-1). */
+PULSARC_API pulsarc_msgid_t pulsarc_msgid_latest(void);
+/** <0, 0, >0 comparing ledger, entry, then batch index (partition ignored). */
+PULSARC_API int pulsarc_msgid_compare(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b);
+/**
+ * Text form "ledger:entry:partition[:batchIndex]" (as the Java client
+ * prints). Returns PULSARC_ERR_INVALID_ARG if buf is too small (64 is enough).
+ */
+PULSARC_API pulsarc_err_t pulsarc_msgid_format(const pulsarc_msgid_t *id, char *buf,
+                                               size_t len);
+/** Parses 2 to 4 ':'-separated integers; missing parts default to -1. */
+PULSARC_API pulsarc_err_t pulsarc_msgid_parse(const char *text, pulsarc_msgid_t *out);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Messages
+ *
+ * One message type for both directions. To produce: pulsarc_msg_new(), set
+ * fields, send. Received messages come from pulsarc_consumer_receive().
+ * Either way the caller owns the message and frees it with
+ * pulsarc_msg_destroy().
+ */
+/**@{*/
+typedef struct pulsarc_msg_s pulsarc_msg_t;
+
+/** Payload flags for pulsarc_msg_set_payload(). */
+#define PULSARC_MSG_F_COPY 0x1 /**< copy the bytes now (default when 0) */
+#define PULSARC_MSG_F_FREE 0x2 /**< take ownership; free() it when done */
+#define PULSARC_MSG_F_BORROW 0x4 /**< caller keeps the bytes alive until the send completes */
+
+/** A new empty outgoing message. Owned by the caller. */
+PULSARC_API pulsarc_msg_t *pulsarc_msg_new(void);
+/** Frees msg and everything it owns. NULL is a no-op. */
+PULSARC_API void pulsarc_msg_destroy(pulsarc_msg_t *msg);
+
+/** Sets the payload (see PULSARC_MSG_F_*). len may be 0. */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_payload(pulsarc_msg_t *msg, const void *data,
+                                                  size_t len, int flags);
+/** Sets the partition key (copied). */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_key(pulsarc_msg_t *msg, const char *key);
+/** Adds or replaces a property (both copied). */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_property(pulsarc_msg_t *msg, const char *name,
+                                                   const char *value);
+/** Event time in ms since the epoch (0 = unset). */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_event_time(pulsarc_msg_t *msg, uint64_t ms);
+/** Explicit sequence id (default: the producer's next). */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_sequence_id(pulsarc_msg_t *msg, int64_t seq);
+
+/** Payload bytes (borrowed from msg, valid until it is destroyed). */
+PULSARC_API const void *pulsarc_msg_payload(const pulsarc_msg_t *msg);
+PULSARC_API size_t pulsarc_msg_len(const pulsarc_msg_t *msg);
+/** Partition key or NULL (borrowed from msg). */
+PULSARC_API const char *pulsarc_msg_key(const pulsarc_msg_t *msg);
+/** Property value or NULL (borrowed from msg). */
+PULSARC_API const char *pulsarc_msg_property(const pulsarc_msg_t *msg, const char *name);
+/** Number of properties, and the i-th name/value (borrowed). */
+PULSARC_API size_t pulsarc_msg_property_count(const pulsarc_msg_t *msg);
+PULSARC_API pulsarc_err_t pulsarc_msg_property_at(const pulsarc_msg_t *msg, size_t i,
+                                                  const char **name, const char **value);
+/** The message id (received messages, or a sent message after its receipt). */
+PULSARC_API pulsarc_msgid_t pulsarc_msg_id(const pulsarc_msg_t *msg);
+PULSARC_API uint64_t pulsarc_msg_publish_time(const pulsarc_msg_t *msg);
+PULSARC_API uint64_t pulsarc_msg_event_time(const pulsarc_msg_t *msg);
+PULSARC_API int64_t pulsarc_msg_sequence_id(const pulsarc_msg_t *msg);
+PULSARC_API uint32_t pulsarc_msg_redelivery_count(const pulsarc_msg_t *msg);
+/** Name of the producer that sent it (borrowed) or NULL. */
+PULSARC_API const char *pulsarc_msg_producer_name(const pulsarc_msg_t *msg);
+/** Full topic name the message came from (borrowed) or NULL. */
+PULSARC_API const char *pulsarc_msg_topic(const pulsarc_msg_t *msg);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Client
+ *
+ * A client owns one network thread (all sockets, timers and protocol state)
+ * and a connection pool. Producers and consumers are created from it.
+ */
+/**@{*/
+typedef struct pulsarc_client_s pulsarc_client_t;
+
+/**
+ * Creates a client. conf is borrowed and copied (NULL: all defaults, which
+ * needs "serviceUrl" from the PULSAR_SERVICE_URL variable). On success
+ * *clientp is owned by the caller; free with pulsarc_client_destroy().
+ */
+PULSARC_API pulsarc_err_t pulsarc_client_new(const pulsarc_conf_t *conf,
+                                             pulsarc_client_t **clientp, char *errstr,
+                                             size_t errlen);
+/**
+ * Closes every producer and consumer of the client (pending operations fail
+ * with PULSARC_ERR_CLOSED), closes connections, and stops the network thread.
+ * Blocks at most timeout_ms (<0: operationTimeoutMs). Safe from any thread;
+ * from inside a callback it only marks the client closing and returns.
+ */
+PULSARC_API pulsarc_err_t pulsarc_client_close(pulsarc_client_t *client, int timeout_ms);
+/** Closes (if needed) and frees the client. Producers and consumers must be
+ * destroyed first or are destroyed here. NULL is a no-op. */
+PULSARC_API void pulsarc_client_destroy(pulsarc_client_t *client);
+
+/**
+ * Number of partitions of topic (0 for a non-partitioned topic), asked of
+ * the broker with PARTITIONED_METADATA.
+ */
+PULSARC_API pulsarc_err_t pulsarc_client_partitions(pulsarc_client_t *client,
+                                                    const char *topic, int *count,
+                                                    char *errstr, size_t errlen);
+/**
+ * Runs queued callbacks (send results, message listeners) on the calling
+ * thread when "callbackMode" is "poll"; waits up to timeout_ms for one.
+ * Returns the number of callbacks run. With the default "thread" mode the
+ * client's callback thread runs them and this returns 0.
+ */
+PULSARC_API int pulsarc_client_poll(pulsarc_client_t *client, int timeout_ms);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Producer */
+/**@{*/
+typedef struct pulsarc_producer_s pulsarc_producer_t;
+
+/**
+ * Result of an asynchronous send. err is PULSARC_OK or the failure; id is
+ * the message id on success. msg is the message that was sent; it is
+ * borrowed for the duration of the call and freed by the library after it
+ * returns. Runs on the callback thread (or in pulsarc_client_poll).
+ */
+typedef void (*pulsarc_send_cb)(pulsarc_producer_t *producer, pulsarc_err_t err,
+                                const pulsarc_msgid_t *id, pulsarc_msg_t *msg,
+                                void *opaque);
+
+/**
+ * Creates a producer on topic (borrowed). conf (borrowed, may be NULL) is
+ * read for producer keys ("producerName", "sendTimeoutMs", …). Blocks until
+ * the broker accepts the producer or operationTimeoutMs passes.
+ * On success *producerp is owned by the caller.
+ */
+PULSARC_API pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *client, const char *topic,
+                                               const pulsarc_conf_t *conf,
+                                               pulsarc_producer_t **producerp,
+                                               char *errstr, size_t errlen);
+/**
+ * Sends msg and waits for the broker's receipt. msg stays owned by the
+ * caller. On success *id (may be NULL) receives the message id.
+ */
+PULSARC_API pulsarc_err_t pulsarc_producer_send(pulsarc_producer_t *producer,
+                                                const pulsarc_msg_t *msg,
+                                                pulsarc_msgid_t *id);
+/**
+ * Queues msg for sending and returns. Ownership of msg passes to the
+ * library whatever the result; cb (may be NULL) is called exactly once with
+ * the outcome — also when this call itself fails.
+ */
+PULSARC_API pulsarc_err_t pulsarc_producer_send_async(pulsarc_producer_t *producer,
+                                                      pulsarc_msg_t *msg,
+                                                      pulsarc_send_cb cb, void *opaque);
+/** Waits until every message queued before the call has its outcome. */
+PULSARC_API pulsarc_err_t pulsarc_producer_flush(pulsarc_producer_t *producer,
+                                                 int timeout_ms);
+/** The producer's name (assigned by the broker unless configured). Borrowed. */
+PULSARC_API const char *pulsarc_producer_name(const pulsarc_producer_t *producer);
+/** Topic name in full form. Borrowed. */
+PULSARC_API const char *pulsarc_producer_topic(const pulsarc_producer_t *producer);
+/** The sequence id of the last message the broker acknowledged (-1: none). */
+PULSARC_API int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *producer);
+/**
+ * Closes the producer on the broker. Pending sends complete or fail
+ * (PULSARC_ERR_CLOSED) exactly once. Safe from any thread and from a
+ * callback (there it only marks).
+ */
+PULSARC_API pulsarc_err_t pulsarc_producer_close(pulsarc_producer_t *producer);
+/** Closes (if needed) and frees. NULL is a no-op. */
+PULSARC_API void pulsarc_producer_destroy(pulsarc_producer_t *producer);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Consumer */
+/**@{*/
+typedef struct pulsarc_consumer_s pulsarc_consumer_t;
+
+/**
+ * Subscribes to topic (borrowed) with subscription name sub (borrowed).
+ * conf (borrowed, may be NULL) is read for consumer keys
+ * ("subscriptionType", "subscriptionInitialPosition", "receiverQueueSize",
+ * …). Blocks until subscribed. On success *consumerp is owned by the caller.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *client, const char *topic,
+                                               const char *sub, const pulsarc_conf_t *conf,
+                                               pulsarc_consumer_t **consumerp,
+                                               char *errstr, size_t errlen);
+/**
+ * Waits up to timeout_ms (<0: forever) for the next message. On success
+ * *msgp is owned by the caller (pulsarc_msg_destroy). PULSARC_ERR_NO_MESSAGE
+ * when the time ran out.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *consumer,
+                                                   pulsarc_msg_t **msgp, int timeout_ms);
+/** Acknowledges one message by id. */
+PULSARC_API pulsarc_err_t pulsarc_consumer_ack_id(pulsarc_consumer_t *consumer,
+                                                  const pulsarc_msgid_t *id);
+/** Acknowledges msg (borrowed). */
+PULSARC_API pulsarc_err_t pulsarc_consumer_ack(pulsarc_consumer_t *consumer,
+                                               const pulsarc_msg_t *msg);
+/** Deletes the subscription on the broker and closes the consumer. */
+PULSARC_API pulsarc_err_t pulsarc_consumer_unsubscribe(pulsarc_consumer_t *consumer);
+/** Topic name in full form. Borrowed. */
+PULSARC_API const char *pulsarc_consumer_topic(const pulsarc_consumer_t *consumer);
+/** Subscription name. Borrowed. */
+PULSARC_API const char *pulsarc_consumer_subscription(const pulsarc_consumer_t *consumer);
+/**
+ * Closes the consumer on the broker; blocked receives return
+ * PULSARC_ERR_CLOSED. Safe from any thread and from a callback.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_close(pulsarc_consumer_t *consumer);
+/** Closes (if needed) and frees. NULL is a no-op. */
+PULSARC_API void pulsarc_consumer_destroy(pulsarc_consumer_t *consumer);
+/**@}*/
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PULSARC_H */

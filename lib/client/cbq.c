@@ -1,0 +1,115 @@
+/*
+ * Design notes: results for the application (send outcomes, later message
+ * listeners) are queued here by the loop thread and run either by the
+ * client's callback thread or by pulsarc_client_poll() on the
+ * application's own thread. Items run without any library lock held, so a
+ * callback may call any pulsarc function; close/destroy notice
+ * pc_in_callback() and only mark, never wait on themselves.
+ */
+#include "client/cbq.h"
+
+#include "client/waiter.h"
+
+static __thread int in_callback;
+
+int pc_in_callback(void) { return in_callback; }
+
+static void run_items(pc_cb_item_t *it) {
+    in_callback++;
+    while (it) {
+        pc_cb_item_t *next = it->next;
+        it->run(it);
+        it = next;
+    }
+    in_callback--;
+}
+
+/* Takes the whole list; lock held. */
+static pc_cb_item_t *take_all(pc_cbq_t *q) {
+    pc_cb_item_t *it = q->head;
+    q->head = q->tail = NULL;
+    return it;
+}
+
+static void *cbq_main(void *arg) {
+    pc_cbq_t *q = arg;
+    pthread_mutex_lock(&q->lock);
+    for (;;) {
+        while (!q->head && !q->stopping)
+            pthread_cond_wait(&q->cond, &q->lock);
+        if (!q->head && q->stopping)
+            break;
+        pc_cb_item_t *it = take_all(q);
+        q->running++;
+        pthread_mutex_unlock(&q->lock);
+        run_items(it);
+        pthread_mutex_lock(&q->lock);
+        q->running--;
+        pthread_cond_broadcast(&q->cond);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+int pc_cbq_init(pc_cbq_t *q, int own_thread) {
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->cond, &a);
+    pthread_condattr_destroy(&a);
+    q->head = q->tail = NULL;
+    q->stopping = 0;
+    q->running = 0;
+    q->own_thread = own_thread;
+    if (own_thread && pthread_create(&q->thread, NULL, cbq_main, q))
+        return -1;
+    if (own_thread)
+        pthread_setname_np(q->thread, "pulsarc-cb");
+    return 0;
+}
+
+void pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it) {
+    it->next = NULL;
+    pthread_mutex_lock(&q->lock);
+    if (q->tail)
+        q->tail->next = it;
+    else
+        q->head = it;
+    q->tail = it;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+}
+
+int pc_cbq_poll(pc_cbq_t *q, int timeout_ms) {
+    struct timespec dl;
+    if (timeout_ms > 0)
+        pc_deadline(&dl, timeout_ms);
+    pthread_mutex_lock(&q->lock);
+    while (!q->head && timeout_ms != 0) {
+        if (timeout_ms < 0)
+            pthread_cond_wait(&q->cond, &q->lock);
+        else if (pthread_cond_timedwait(&q->cond, &q->lock, &dl))
+            break;
+    }
+    pc_cb_item_t *it = take_all(q);
+    pthread_mutex_unlock(&q->lock);
+    int n = 0;
+    for (pc_cb_item_t *p = it; p; p = p->next)
+        n++;
+    run_items(it);
+    return n;
+}
+
+void pc_cbq_shutdown(pc_cbq_t *q) {
+    pthread_mutex_lock(&q->lock);
+    q->stopping = 1;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+    if (q->own_thread)
+        pthread_join(q->thread, NULL);
+    else
+        pc_cbq_poll(q, 0); /* poll mode: outcomes still owed run here */
+    pthread_mutex_destroy(&q->lock);
+    pthread_cond_destroy(&q->cond);
+}

@@ -1,0 +1,30 @@
+/* The queue of callbacks the application's side runs (never the loop). */
+#ifndef PC_CBQ_H
+#define PC_CBQ_H
+#include <pthread.h>
+
+typedef struct pc_cb_item {
+    struct pc_cb_item *next;
+    void (*run)(struct pc_cb_item *it); /* runs the callback and frees it */
+} pc_cb_item_t;
+
+typedef struct pc_cbq {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pc_cb_item_t *head, *tail;
+    int own_thread;  /* "thread" mode: a callback thread drains it */
+    int stopping;
+    pthread_t thread;
+    int running;     /* callbacks being run right now */
+} pc_cbq_t;
+
+int pc_cbq_init(pc_cbq_t *q, int own_thread);
+/* Any thread. */
+void pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it);
+/* Runs queued items on the caller's thread, waiting up to timeout_ms for one. */
+int pc_cbq_poll(pc_cbq_t *q, int timeout_ms);
+/* Drains everything, stops the thread. Not from a callback. */
+void pc_cbq_shutdown(pc_cbq_t *q);
+/* 1 while the calling thread is inside a callback run by any queue. */
+int pc_in_callback(void);
+#endif

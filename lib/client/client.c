@@ -1,0 +1,235 @@
+/*
+ * Design notes: the client owns the loop thread, the connection pool, the
+ * lookup service and the callback queue, and keeps a registry of its
+ * producers and consumers so close reaches them all. Public calls run on
+ * application threads and only post closures to the loop; the only lock
+ * here guards the registry. Shutdown order: handles, connections, loop,
+ * callback queue — so every pending operation gets its outcome first.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client_int.h"
+#include "core/err.h"
+
+pulsarc_err_t pc_client_post(pulsarc_client_t *c, pc_loop_fn fn, void *arg) {
+    return pc_loop_post(c->loop, fn, arg);
+}
+
+pulsarc_err_t pc_client_parse_topic(pulsarc_client_t *c, const char *name, pc_topic_t *t,
+                                    char *errstr, size_t errlen) {
+    return pc_topic_parse(name, pc_conf_str(c->conf, PC_PROP_DEFAULT_TENANT),
+                          pc_conf_str(c->conf, PC_PROP_DEFAULT_NAMESPACE), t, errstr, errlen);
+}
+
+pulsarc_err_t pc_client_register(pulsarc_client_t *c, pc_handle_t *h) {
+    pthread_mutex_lock(&c->lock);
+    int closed = c->closed;
+    if (!closed) {
+        h->next = c->handles;
+        c->handles = h;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return closed ? PULSARC_ERR_CLOSED : PULSARC_OK;
+}
+
+void pc_client_unregister(pulsarc_client_t *c, pc_handle_t *h) {
+    pthread_mutex_lock(&c->lock);
+    for (pc_handle_t **pp = &c->handles; *pp; pp = &(*pp)->next) {
+        if (*pp == h) {
+            *pp = h->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+static pulsarc_err_t resolve_service_url(pulsarc_client_t *c, char *errstr, size_t errlen) {
+    const char *url = pc_conf_str(c->conf, PC_PROP_SERVICE_URL);
+    if (!*url)
+        url = getenv("PULSAR_SERVICE_URL");
+    if (!url || !*url)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "serviceUrl is not set (nor PULSAR_SERVICE_URL)");
+    pulsarc_err_t err = pc_service_url_parse(url, &c->lookup.url, errstr, errlen);
+    if (err)
+        return err;
+    if (c->lookup.url.tls)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_UNSUPPORTED,
+                         "TLS service URLs are not supported by this build yet: '%s'", url);
+    if (c->lookup.url.http)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_UNSUPPORTED,
+                         "HTTP lookup is not supported; use a pulsar:// service URL, not '%s'", url);
+    return PULSARC_OK;
+}
+
+static void setup_options(pulsarc_client_t *c) {
+    snprintf(c->client_version, sizeof c->client_version, "pulsarc-%s", pulsarc_version());
+    c->op_timeout_ms = (int)pc_conf_int(c->conf, PC_PROP_OPERATION_TIMEOUT_MS);
+    memset(&c->conn_opts, 0, sizeof c->conn_opts);
+    c->conn_opts.connect_timeout_ms = (int)pc_conf_int(c->conf, PC_PROP_CONNECTION_TIMEOUT_MS);
+    c->conn_opts.keepalive_s = (int)pc_conf_int(c->conf, PC_PROP_KEEPALIVE_S);
+    c->conn_opts.client_version = c->client_version;
+    c->lookup.op_timeout_ms = c->op_timeout_ms;
+    c->lookup.max_redirects = (int)pc_conf_int(c->conf, PC_PROP_MAX_LOOKUP_REDIRECTS);
+    c->lookup.next_id = &c->next_id;
+}
+
+static void client_free(pulsarc_client_t *c) {
+    pc_pool_free(c->pool);
+    if (c->loop)
+        pc_loop_unref(c->loop);
+    pulsarc_conf_destroy(c->conf);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+static pulsarc_err_t start_runtime(pulsarc_client_t *c, char *errstr, size_t errlen) {
+    int poll_mode = pc_conf_int(c->conf, PC_PROP_CALLBACK_MODE) == 1;
+    c->loop = pc_loop_new();
+    c->pool = c->loop ? pc_pool_new(c->loop, &c->conn_opts) : NULL;
+    c->lookup.pool = c->pool;
+    if (!c->pool)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "could not create the event loop");
+    if (pc_cbq_init(&c->cbq, !poll_mode))
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "could not start the callback thread");
+    if (pc_loop_start(c->loop, "pulsarc-io")) {
+        pc_cbq_shutdown(&c->cbq);
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "could not start the network thread");
+    }
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_client_new(const pulsarc_conf_t *conf, pulsarc_client_t **clientp,
+                                 char *errstr, size_t errlen) {
+    if (!clientp)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "clientp is NULL");
+    *clientp = NULL;
+    pulsarc_client_t *c = calloc(1, sizeof *c);
+    if (!c || !(c->conf = conf ? pulsarc_conf_dup(conf) : pulsarc_conf_new())) {
+        free(c);
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    c->next_id = 1;
+    setup_options(c);
+    pulsarc_err_t err = resolve_service_url(c, errstr, errlen);
+    if (!err)
+        err = start_runtime(c, errstr, errlen);
+    if (err) {
+        client_free(c);
+        return err;
+    }
+    *clientp = c;
+    return PULSARC_OK;
+}
+
+/* ---- partitions ---- */
+
+typedef struct parts_req {
+    pulsarc_client_t *c;
+    const char *topic;
+    pc_waiter_t w;
+    int n;
+} parts_req_t;
+
+static void on_partitions(void *arg, pulsarc_err_t err, const char *msg, int n) {
+    parts_req_t *r = arg;
+    r->n = n;
+    pc_waiter_done(&r->w, err, msg);
+}
+
+static void do_partitions(void *arg) {
+    parts_req_t *r = arg;
+    pc_lookup_partitions(&r->c->lookup, r->topic, on_partitions, r);
+}
+
+pulsarc_err_t pulsarc_client_partitions(pulsarc_client_t *c, const char *topic, int *count,
+                                        char *errstr, size_t errlen) {
+    if (!c || !topic || !count)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "client, topic and count are required");
+    pc_topic_t t;
+    pulsarc_err_t err = pc_client_parse_topic(c, topic, &t, errstr, errlen);
+    if (err)
+        return err;
+    parts_req_t r = {.c = c, .topic = t.full};
+    pc_waiter_init(&r.w);
+    err = pc_client_post(c, do_partitions, &r);
+    if (!err)
+        err = pc_waiter_wait(&r.w, errstr, errlen);
+    else
+        pc_seterr(errstr, errlen, err, "client is closed");
+    pc_waiter_destroy(&r.w);
+    *count = r.n;
+    return err;
+}
+
+int pulsarc_client_poll(pulsarc_client_t *c, int timeout_ms) {
+    if (!c || c->cbq.own_thread)
+        return 0;
+    return pc_cbq_poll(&c->cbq, timeout_ms);
+}
+
+/* ---- shutdown ---- */
+
+static void close_connections(void *arg) {
+    pulsarc_client_t *c = arg;
+    pc_pool_close_all(c->pool, PULSARC_ERR_CLOSED, "client closed");
+}
+
+/* Closes every registered producer and consumer (they stay registered). */
+static void close_handles(pulsarc_client_t *c) {
+    pthread_mutex_lock(&c->lock);
+    size_t n = 0;
+    for (pc_handle_t *h = c->handles; h; h = h->next)
+        n++;
+    pc_handle_t **all = calloc(n ? n : 1, sizeof *all);
+    n = 0;
+    for (pc_handle_t *h = c->handles; h && all; h = h->next)
+        all[n++] = h;
+    pthread_mutex_unlock(&c->lock);
+    for (size_t i = 0; i < n; i++)
+        all[i]->close(all[i]);
+    free(all);
+}
+
+static void destroy_handles(pulsarc_client_t *c) {
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        pc_handle_t *h = c->handles;
+        pthread_mutex_unlock(&c->lock);
+        if (!h)
+            return;
+        h->destroy(h); /* unregisters itself */
+    }
+}
+
+pulsarc_err_t pulsarc_client_close(pulsarc_client_t *c, int timeout_ms) {
+    (void)timeout_ms; /* each handle close is bounded by operationTimeoutMs */
+    if (!c)
+        return PULSARC_ERR_INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    int was_closed = c->closed;
+    pthread_mutex_unlock(&c->lock);
+    if (was_closed)
+        return PULSARC_OK;
+    if (pc_in_callback())
+        return PULSARC_ERR_STATE; /* cannot join our own callback thread */
+    close_handles(c);
+    pthread_mutex_lock(&c->lock);
+    c->closed = 1;
+    pthread_mutex_unlock(&c->lock);
+    pc_client_post(c, close_connections, c);
+    pc_loop_stop(c->loop);
+    pc_cbq_shutdown(&c->cbq);
+    return PULSARC_OK;
+}
+
+void pulsarc_client_destroy(pulsarc_client_t *c) {
+    if (!c || pc_in_callback())
+        return;
+    pulsarc_client_close(c, -1);
+    destroy_handles(c);
+    client_free(c);
+}

@@ -1,0 +1,42 @@
+/* Client internals shared by producer.c, consumer.c and client.c. */
+#ifndef PC_CLIENT_INT_H
+#define PC_CLIENT_INT_H
+#include <pthread.h>
+
+#include "client/cbq.h"
+#include "client/waiter.h"
+#include "conf/props.h"
+#include "core/topic.h"
+#include "net/lookup.h"
+#include "net/pool.h"
+#include "pulsarc.h"
+
+/* Producers and consumers register so that client close reaches them. */
+typedef struct pc_handle {
+    struct pc_handle *next;
+    void (*close)(struct pc_handle *h);   /* blocking close, app thread */
+    void (*destroy)(struct pc_handle *h); /* frees it (client destroy) */
+} pc_handle_t;
+
+struct pulsarc_client_s {
+    pulsarc_conf_t *conf;
+    pc_loop_t *loop;
+    pc_pool_t *pool;          /* loop thread */
+    pc_lookup_svc_t lookup;   /* loop thread */
+    pc_conn_opts_t conn_opts;
+    char client_version[64];
+    uint64_t next_id;         /* loop thread: request, producer, consumer ids */
+    pc_cbq_t cbq;
+    int op_timeout_ms;
+    pthread_mutex_t lock;     /* guards handles and closed */
+    pc_handle_t *handles;
+    int closed;
+};
+
+/* Runs fn(arg) on the loop thread; CLOSED if the client is shutting down. */
+pulsarc_err_t pc_client_post(pulsarc_client_t *c, pc_loop_fn fn, void *arg);
+pulsarc_err_t pc_client_register(pulsarc_client_t *c, pc_handle_t *h);
+void pc_client_unregister(pulsarc_client_t *c, pc_handle_t *h);
+pulsarc_err_t pc_client_parse_topic(pulsarc_client_t *c, const char *name, pc_topic_t *t,
+                                    char *errstr, size_t errlen);
+#endif

@@ -1,0 +1,817 @@
+/*
+ * Design notes: a consumer is a state machine on the loop thread
+ * (CONNECTING -> READY -> CLOSING -> CLOSED, back to CONNECTING on a lost
+ * connection or a broker CLOSE_CONSUMER) feeding a receive queue that
+ * application threads drain.
+ *
+ * Flow control: after every successful SUBSCRIBE the queue is cleared (the
+ * broker redelivers what was not acked) and FLOW(receiverQueueSize) is
+ * sent; each message handed to the application, or dropped by us, returns
+ * one permit, and permits go back to the broker in one FLOW once half the
+ * queue's worth has accumulated. Permits are recomputed from scratch on
+ * every subscribe, so none are lost or doubled across reconnects.
+ *
+ * Threads: `lock` guards the queue, the permit counter and the closing
+ * flags, shared with application threads; everything else is loop-thread
+ * state. Reference counted like the producer.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/client_int.h"
+#include "client/message.h"
+#include "core/backoff.h"
+#include "core/err.h"
+#include "net/conn.h"
+
+typedef enum { C_CONNECTING, C_READY, C_CLOSING, C_CLOSED } cstate_t;
+
+struct pulsarc_consumer_s {
+    pc_handle_t handle;
+    pulsarc_client_t *client;
+    pc_topic_t topic;
+    char *sub;
+    atomic_int refs;
+    uint64_t id;
+    /* loop thread */
+    cstate_t state;
+    pc_conn_t *conn;
+    pc_conn_t *creating;
+    int created_once;
+    int64_t create_deadline;
+    pc_backoff_t backoff;
+    pc_timer_t reconnect_timer;
+    pc_waiter_t *create_waiter;
+    pc_waiter_t *unsub_waiter;
+    /* configuration */
+    int sub_type;
+    int initial_position;
+    int queue_size;
+    int priority;
+    char name[256];
+    /* shared with application threads, under lock */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pulsarc_msg_t *qhead, *qtail;
+    size_t qlen;
+    uint32_t permits;        /* owed back to the broker */
+    int flow_posted;
+    int closing, closed, close_posted;
+    int end_of_topic;
+};
+
+/* ---------- lifetime ---------- */
+
+static void c_ref(pulsarc_consumer_t *c) { atomic_fetch_add(&c->refs, 1); }
+
+static void clear_queue_locked(pulsarc_consumer_t *c) {
+    while (c->qhead) {
+        pulsarc_msg_t *m = c->qhead;
+        c->qhead = m->next;
+        pulsarc_msg_destroy(m);
+    }
+    c->qtail = NULL;
+    c->qlen = 0;
+}
+
+static void c_unref(pulsarc_consumer_t *c) {
+    if (atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    clear_queue_locked(c);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->cond);
+    free(c->sub);
+    free(c);
+}
+
+const char *pulsarc_consumer_topic(const pulsarc_consumer_t *c) { return c ? c->topic.full : NULL; }
+const char *pulsarc_consumer_subscription(const pulsarc_consumer_t *c) { return c ? c->sub : NULL; }
+
+/* ---------- flow permits ---------- */
+
+static void send_flow(pulsarc_consumer_t *c, uint32_t n) {
+    if (c->state != C_READY || !c->conn || n == 0)
+        return;
+    Pulsar__Proto__CommandFlow fl = PULSAR__PROTO__COMMAND_FLOW__INIT;
+    fl.consumer_id = c->id;
+    fl.messagepermits = n;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__FLOW;
+    cmd.flow = &fl;
+    pc_conn_send(c->conn, &cmd);
+}
+
+static void do_flow(void *arg) {
+    pulsarc_consumer_t *c = arg;
+    pthread_mutex_lock(&c->lock);
+    uint32_t n = c->permits;
+    c->permits = 0;
+    c->flow_posted = 0;
+    pthread_mutex_unlock(&c->lock);
+    send_flow(c, n);
+    c_unref(c);
+}
+
+/* Returns n permits; posts a FLOW once half the queue is owed. Lock held. */
+static int owe_permits_locked(pulsarc_consumer_t *c, uint32_t n) {
+    c->permits += n;
+    if (c->flow_posted || c->permits < (uint32_t)(c->queue_size + 1) / 2)
+        return 0;
+    c->flow_posted = 1;
+    return 1;
+}
+
+static void post_flow(pulsarc_consumer_t *c) {
+    c_ref(c);
+    if (pc_client_post(c->client, do_flow, c) != PULSARC_OK)
+        c_unref(c);
+}
+
+/* ---------- incoming messages ---------- */
+
+static void send_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int validation_error) {
+    if (c->state != C_READY || !c->conn)
+        return;
+    Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    Pulsar__Proto__MessageIdData *mids[1] = {&mid};
+    mid.ledgerid = (uint64_t)id->ledger_id;
+    mid.entryid = (uint64_t)id->entry_id;
+    int64_t set[(id->batch_size + 63) / 64 + 1];
+    if (id->batch_index >= 0 && id->batch_size > 0) {
+        /* batch-index ack: bits still set are the ones left unacked */
+        size_t words = ((size_t)id->batch_size + 63) / 64;
+        for (size_t w = 0; w < words; w++) {
+            int bits = id->batch_size - (int)w * 64;
+            set[w] = bits >= 64 ? -1 : (int64_t)((UINT64_C(1) << bits) - 1);
+        }
+        set[id->batch_index / 64] &= ~(int64_t)(UINT64_C(1) << (id->batch_index % 64));
+        mid.n_ack_set = words;
+        mid.ack_set = set;
+    }
+    Pulsar__Proto__CommandAck ack = PULSAR__PROTO__COMMAND_ACK__INIT;
+    ack.consumer_id = c->id;
+    ack.ack_type = PULSAR__PROTO__COMMAND_ACK__ACK_TYPE__Individual;
+    ack.n_message_id = 1;
+    ack.message_id = mids;
+    if (validation_error >= 0) {
+        ack.has_validation_error = 1;
+        ack.validation_error = validation_error;
+    }
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ACK;
+    cmd.ack = &ack;
+    pc_conn_send(c->conn, &cmd);
+}
+
+static void enqueue_msgs(pulsarc_consumer_t *c, pulsarc_msg_t *first, pulsarc_msg_t *last,
+                         size_t n, uint32_t refund) {
+    pthread_mutex_lock(&c->lock);
+    if (first) {
+        if (c->qtail)
+            c->qtail->next = first;
+        else
+            c->qhead = first;
+        c->qtail = last;
+        c->qlen += n;
+        pthread_cond_broadcast(&c->cond);
+    }
+    int flow = refund && owe_permits_locked(c, refund);
+    pthread_mutex_unlock(&c->lock);
+    if (flow)
+        post_flow(c);
+}
+
+static pulsarc_err_t fill_common(pulsarc_consumer_t *c, pulsarc_msg_t *m,
+                                 const Pulsar__Proto__MessageMetadata *md,
+                                 const Pulsar__Proto__CommandMessage *cm) {
+    m->publish_time = md->publish_time;
+    m->seq = (int64_t)md->sequence_id;
+    m->redelivery_count = cm->has_redelivery_count ? cm->redelivery_count : 0;
+    m->producer_name = md->producer_name ? strdup(md->producer_name) : NULL;
+    m->topic = strdup(c->topic.full);
+    m->id.ledger_id = (int64_t)cm->message_id->ledgerid;
+    m->id.entry_id = (int64_t)cm->message_id->entryid;
+    m->id.partition = c->topic.partition;
+    m->id.batch_index = -1;
+    m->id.batch_size = 0;
+    return m->topic ? PULSARC_OK : PULSARC_ERR_NOMEM;
+}
+
+static pulsarc_err_t fill_props(pulsarc_msg_t *m, Pulsar__Proto__KeyValue **kv, size_t n,
+                                const char *key, int has_event_time, uint64_t event_time) {
+    for (size_t i = 0; i < n; i++) {
+        const char *v = kv[i]->value ? kv[i]->value : "";
+        if (pc_msg_add_property(m, kv[i]->key, strlen(kv[i]->key), v, strlen(v)))
+            return PULSARC_ERR_NOMEM;
+    }
+    if (key && !(m->key = strdup(key)))
+        return PULSARC_ERR_NOMEM;
+    if (has_event_time)
+        m->event_time = event_time;
+    return PULSARC_OK;
+}
+
+static pulsarc_msg_t *single_message(pulsarc_consumer_t *c, const pc_frame_t *f,
+                                     const Pulsar__Proto__MessageMetadata *md) {
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    if (!m || fill_common(c, m, md, f->cmd->message) ||
+        fill_props(m, md->properties, md->n_properties, md->partition_key, md->has_event_time,
+                   md->event_time) ||
+        pc_msg_copy_payload(m, f->payload, f->payload_len)) {
+        pulsarc_msg_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* 1 when the broker's ack_set says index i was already acknowledged. */
+static int acked_in_set(const Pulsar__Proto__CommandMessage *cm, int i) {
+    if (!cm->n_ack_set)
+        return 0;
+    size_t w = (size_t)i / 64;
+    if (w >= cm->n_ack_set)
+        return 0;
+    return !((uint64_t)cm->ack_set[w] & (UINT64_C(1) << (i % 64)));
+}
+
+typedef struct batch_out {
+    pulsarc_msg_t *first, *last;
+    size_t n;
+    uint32_t dropped;
+} batch_out_t;
+
+static void batch_push(batch_out_t *o, pulsarc_msg_t *m) {
+    if (o->last)
+        o->last->next = m;
+    else
+        o->first = m;
+    o->last = m;
+    o->n++;
+}
+
+static pulsarc_msg_t *batch_entry(pulsarc_consumer_t *c, const pc_frame_t *f,
+                                  const Pulsar__Proto__MessageMetadata *md,
+                                  const Pulsar__Proto__SingleMessageMetadata *sm,
+                                  const uint8_t *data, int i, int n) {
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    if (!m || fill_common(c, m, md, f->cmd->message) ||
+        fill_props(m, sm->properties, sm->n_properties, sm->partition_key, sm->has_event_time,
+                   sm->event_time) ||
+        pc_msg_copy_payload(m, data, (size_t)sm->payload_size)) {
+        pulsarc_msg_destroy(m);
+        return NULL;
+    }
+    if (sm->has_sequence_id)
+        m->seq = (int64_t)sm->sequence_id;
+    m->id.batch_index = i;
+    m->id.batch_size = n;
+    return m;
+}
+
+/* Walks a batch payload; returns -1 if it is malformed. */
+static int split_batch(pulsarc_consumer_t *c, const pc_frame_t *f,
+                       const Pulsar__Proto__MessageMetadata *md, batch_out_t *o) {
+    const uint8_t *p = f->payload, *end = f->payload + f->payload_len;
+    int n = md->num_messages_in_batch;
+    for (int i = 0; i < n; i++) {
+        if (end - p < 4)
+            return -1;
+        uint32_t smlen = pc_rd_u32(p);
+        if ((size_t)(end - p - 4) < smlen)
+            return -1;
+        Pulsar__Proto__SingleMessageMetadata *sm =
+            pulsar__proto__single_message_metadata__unpack(NULL, smlen, p + 4);
+        p += 4 + smlen;
+        if (!sm || sm->payload_size < 0 || (size_t)(end - p) < (size_t)sm->payload_size) {
+            if (sm)
+                pulsar__proto__single_message_metadata__free_unpacked(sm, NULL);
+            return -1;
+        }
+        const uint8_t *data = p;
+        p += sm->payload_size;
+        if (acked_in_set(f->cmd->message, i) || (sm->has_compacted_out && sm->compacted_out)) {
+            o->dropped++;
+        } else {
+            pulsarc_msg_t *m = batch_entry(c, f, md, sm, data, i, n);
+            if (m)
+                batch_push(o, m);
+            else
+                o->dropped++;
+        }
+        pulsar__proto__single_message_metadata__free_unpacked(sm, NULL);
+    }
+    return 0;
+}
+
+static void free_list(pulsarc_msg_t *m) {
+    while (m) {
+        pulsarc_msg_t *next = m->next;
+        pulsarc_msg_destroy(m);
+        m = next;
+    }
+}
+
+/* Drops an entry we cannot use: tells the broker why and refunds its permits. */
+static void discard_entry(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int why, uint32_t permits) {
+    send_ack(c, id, why);
+    enqueue_msgs(c, NULL, NULL, 0, permits);
+}
+
+static void handle_entry(pulsarc_consumer_t *c, const pc_frame_t *f,
+                         const Pulsar__Proto__MessageMetadata *md) {
+    const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
+    pulsarc_msgid_t eid = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
+                           c->topic.partition, -1, 0};
+    int batched = md->has_num_messages_in_batch;
+    uint32_t permits = batched && md->num_messages_in_batch > 0 ? (uint32_t)md->num_messages_in_batch : 1;
+    if (md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE) {
+        fprintf(stderr, "pulsarc: %s: entry %lld:%lld uses an unsupported codec (%d); skipped\n",
+                c->topic.full, (long long)eid.ledger_id, (long long)eid.entry_id, (int)md->compression);
+        discard_entry(c, &eid, PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__DecompressionError, permits);
+        return;
+    }
+    if (!batched) {
+        pulsarc_msg_t *m = single_message(c, f, md);
+        enqueue_msgs(c, m, m, m ? 1 : 0, m ? 0 : 1);
+        return;
+    }
+    batch_out_t o = {0};
+    if (split_batch(c, f, md, &o) < 0) {
+        free_list(o.first);
+        discard_entry(c, &eid, PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__BatchDeSerializeError, permits);
+        return;
+    }
+    enqueue_msgs(c, o.first, o.last, o.n, o.dropped + (permits > o.n + o.dropped ? permits - o.n - o.dropped : 0));
+}
+
+static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_frame_t *f) {
+    const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
+    if (c->state != C_READY || conn != c->conn || !cm->message_id)
+        return;
+    pulsarc_msgid_t eid = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
+                           c->topic.partition, -1, 0};
+    if (!f->has_payload || !f->checksum_ok) {
+        discard_entry(c, &eid, PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__ChecksumMismatch, 1);
+        return;
+    }
+    Pulsar__Proto__MessageMetadata *md = pulsar__proto__message_metadata__unpack(NULL, f->meta_len, f->meta);
+    if (!md) {
+        discard_entry(c, &eid, PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__BatchDeSerializeError, 1);
+        return;
+    }
+    handle_entry(c, f, md);
+    pulsar__proto__message_metadata__free_unpacked(md, NULL);
+}
+
+/* ---------- connection events ---------- */
+
+static void schedule_reconnect(pulsarc_consumer_t *c, int64_t delay) {
+    c->state = C_CONNECTING;
+    pc_timer_start(c->client->loop, &c->reconnect_timer, delay);
+}
+
+static void lose_connection(pulsarc_consumer_t *c) {
+    if (c->conn)
+        pc_conn_detach_consumer(c->conn, c->id);
+    c->conn = NULL;
+    if (c->state == C_READY)
+        schedule_reconnect(c, pc_backoff_next(&c->backoff));
+}
+
+static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
+    pulsarc_consumer_t *c = obj;
+    switch (f->cmd->type) {
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE:
+        handle_message(c, conn, f);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_CONSUMER:
+        lose_connection(c);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__REACHED_END_OF_TOPIC:
+        pthread_mutex_lock(&c->lock);
+        c->end_of_topic = 1;
+        pthread_cond_broadcast(&c->cond);
+        pthread_mutex_unlock(&c->lock);
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_conn_closed(void *obj, pc_conn_t *conn, pulsarc_err_t why) {
+    pulsarc_consumer_t *c = obj;
+    (void)conn;
+    (void)why;
+    c->conn = NULL;
+    if (c->state == C_READY)
+        schedule_reconnect(c, pc_backoff_next(&c->backoff));
+}
+
+static const pc_conn_handler_t consumer_handler = {on_frame, on_conn_closed};
+
+/* ---------- subscribing ---------- */
+
+static void finish_create(pulsarc_consumer_t *c, pulsarc_err_t err, const char *msg) {
+    if (c->create_waiter) {
+        pc_waiter_done(c->create_waiter, err, msg);
+        c->create_waiter = NULL;
+    }
+}
+
+static void create_failed(pulsarc_consumer_t *c, pulsarc_err_t err, const char *msg) {
+    int64_t delay = pc_backoff_next(&c->backoff);
+    if (!c->created_once && (!pulsarc_err_is_retriable(err) || pc_now_ms() + delay > c->create_deadline)) {
+        c->state = C_CLOSED;
+        finish_create(c, err, msg);
+    } else {
+        schedule_reconnect(c, delay);
+    }
+}
+
+static void go_ready(pulsarc_consumer_t *c, pc_conn_t *conn) {
+    c->conn = conn;
+    c->state = C_READY;
+    c->created_once = 1;
+    pc_conn_attach_consumer(conn, c->id, &consumer_handler, c);
+    pc_backoff_reset(&c->backoff);
+    pthread_mutex_lock(&c->lock);
+    clear_queue_locked(c); /* the broker redelivers everything unacked */
+    c->permits = 0;
+    pthread_mutex_unlock(&c->lock);
+    send_flow(c, (uint32_t)c->queue_size);
+    finish_create(c, PULSARC_OK, NULL);
+}
+
+static void send_close_consumer(pulsarc_consumer_t *c, pc_conn_t *conn) {
+    Pulsar__Proto__CommandCloseConsumer cc = PULSAR__PROTO__COMMAND_CLOSE_CONSUMER__INIT;
+    cc.consumer_id = c->id;
+    cc.request_id = c->client->next_id++;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_CONSUMER;
+    cmd.close_consumer = &cc;
+    pc_conn_send(conn, &cmd);
+}
+
+static void on_subscribe_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
+    pulsarc_consumer_t *c = arg;
+    pc_conn_t *conn = c->creating;
+    c->creating = NULL;
+    (void)f;
+    if (c->state != C_CONNECTING) {
+        if (!err)
+            send_close_consumer(c, conn);
+    } else if (err) {
+        if (err == PULSARC_ERR_TIMEOUT)
+            send_close_consumer(c, conn);
+        create_failed(c, err, msg);
+    } else {
+        go_ready(c, conn);
+    }
+    pc_conn_unref(conn);
+    c_unref(c);
+}
+
+static void send_subscribe(pulsarc_consumer_t *c, pc_conn_t *conn) {
+    Pulsar__Proto__CommandSubscribe s = PULSAR__PROTO__COMMAND_SUBSCRIBE__INIT;
+    s.topic = c->topic.full;
+    s.subscription = c->sub;
+    s.subtype = c->sub_type;
+    s.consumer_id = c->id;
+    s.request_id = c->client->next_id++;
+    s.consumer_name = c->name[0] ? c->name : NULL;
+    s.has_priority_level = 1;
+    s.priority_level = c->priority;
+    s.has_initialposition = 1;
+    s.initialposition = c->initial_position;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUBSCRIBE;
+    cmd.subscribe = &s;
+    pc_conn_ref(conn);
+    c->creating = conn;
+    pc_conn_request(conn, &cmd, s.request_id, c->client->op_timeout_ms, on_subscribe_reply, c);
+}
+
+static void on_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *msg) {
+    pulsarc_consumer_t *c = arg;
+    if (c->state != C_CONNECTING) {
+        c_unref(c);
+    } else if (err) {
+        create_failed(c, err, msg);
+        c_unref(c);
+    } else {
+        send_subscribe(c, conn);
+    }
+}
+
+static void on_lookup(void *arg, pulsarc_err_t err, const char *msg, const pc_broker_addr_t *a) {
+    pulsarc_consumer_t *c = arg;
+    if (c->state != C_CONNECTING) {
+        c_unref(c);
+    } else if (err) {
+        create_failed(c, err, msg);
+        c_unref(c);
+    } else {
+        pc_pool_get(c->client->pool, a->host, a->port, a->proxied ? a->proxy_to : NULL, on_conn, c);
+    }
+}
+
+static void c_connect(pulsarc_consumer_t *c) {
+    c->state = C_CONNECTING;
+    c_ref(c);
+    pc_lookup_topic(&c->client->lookup, c->topic.full, on_lookup, c);
+}
+
+static void on_reconnect_timer(void *arg) {
+    pulsarc_consumer_t *c = arg;
+    if (c->state == C_CONNECTING)
+        c_connect(c);
+}
+
+static void do_start(void *arg) {
+    pulsarc_consumer_t *c = arg;
+    c->id = c->client->next_id++;
+    c->create_deadline = pc_now_ms() + c->client->op_timeout_ms;
+    c_connect(c);
+}
+
+/* ---------- closing and unsubscribing ---------- */
+
+static void mark_closed(pulsarc_consumer_t *c) {
+    c->state = C_CLOSED;
+    pthread_mutex_lock(&c->lock);
+    c->closed = 1;
+    c->closing = 1;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void on_close_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
+    pulsarc_consumer_t *c = arg;
+    (void)f;
+    if (c->unsub_waiter) {
+        pc_waiter_done(c->unsub_waiter, err, msg);
+        c->unsub_waiter = NULL;
+    }
+    mark_closed(c);
+    c_unref(c);
+}
+
+/* Sends CLOSE_CONSUMER (or UNSUBSCRIBE) and finishes in on_close_reply. */
+static void close_on_broker(pulsarc_consumer_t *c, int unsubscribe) {
+    pc_conn_t *conn = c->conn;
+    pc_conn_detach_consumer(conn, c->id);
+    c->conn = NULL;
+    c->state = C_CLOSING;
+    uint64_t rid = c->client->next_id++;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    Pulsar__Proto__CommandCloseConsumer cc = PULSAR__PROTO__COMMAND_CLOSE_CONSUMER__INIT;
+    Pulsar__Proto__CommandUnsubscribe us = PULSAR__PROTO__COMMAND_UNSUBSCRIBE__INIT;
+    if (unsubscribe) {
+        us.consumer_id = c->id;
+        us.request_id = rid;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__UNSUBSCRIBE;
+        cmd.unsubscribe = &us;
+    } else {
+        cc.consumer_id = c->id;
+        cc.request_id = rid;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_CONSUMER;
+        cmd.close_consumer = &cc;
+    }
+    pc_conn_request(conn, &cmd, rid, c->client->op_timeout_ms, on_close_reply, c);
+}
+
+static void do_close_common(pulsarc_consumer_t *c, int unsubscribe) {
+    pc_timer_stop(c->client->loop, &c->reconnect_timer);
+    finish_create(c, PULSARC_ERR_CLOSED, "consumer closed while subscribing");
+    if (c->state == C_READY && c->conn) {
+        close_on_broker(c, unsubscribe);
+        return; /* on_close_reply keeps the reference */
+    }
+    if (c->unsub_waiter) {
+        pc_waiter_done(c->unsub_waiter, c->state == C_CLOSED ? PULSARC_ERR_CLOSED : PULSARC_ERR_DISCONNECTED,
+                       "consumer is not connected");
+        c->unsub_waiter = NULL;
+    }
+    mark_closed(c);
+    c_unref(c);
+}
+
+static void do_close(void *arg) { do_close_common(arg, 0); }
+static void do_unsubscribe(void *arg) { do_close_common(arg, 1); }
+
+static int post_close(pulsarc_consumer_t *c, pc_loop_fn fn) {
+    pthread_mutex_lock(&c->lock);
+    int first = !c->close_posted;
+    c->close_posted = 1;
+    c->closing = 1;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    if (!first)
+        return 1;
+    c_ref(c);
+    if (pc_client_post(c->client, fn, c) == PULSARC_OK)
+        return 1;
+    c_unref(c);
+    return 0;
+}
+
+static void wait_closed(pulsarc_consumer_t *c) {
+    pthread_mutex_lock(&c->lock);
+    while (!c->closed)
+        pthread_cond_wait(&c->cond, &c->lock);
+    pthread_mutex_unlock(&c->lock);
+}
+
+pulsarc_err_t pulsarc_consumer_close(pulsarc_consumer_t *c) {
+    if (!c)
+        return PULSARC_ERR_INVALID_ARG;
+    if (!post_close(c, do_close)) {
+        pthread_mutex_lock(&c->lock);
+        c->closed = 1;
+        pthread_mutex_unlock(&c->lock);
+    }
+    if (!pc_in_callback())
+        wait_closed(c);
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_consumer_unsubscribe(pulsarc_consumer_t *c) {
+    if (!c)
+        return PULSARC_ERR_INVALID_ARG;
+    pc_waiter_t w;
+    pc_waiter_init(&w);
+    c->unsub_waiter = &w; /* read only by the loop after the post below */
+    pulsarc_err_t err;
+    if (post_close(c, do_unsubscribe)) {
+        err = pc_waiter_wait(&w, NULL, 0);
+        wait_closed(c);
+    } else {
+        err = PULSARC_ERR_CLOSED;
+    }
+    pc_waiter_destroy(&w);
+    return err;
+}
+
+static void handle_close(pc_handle_t *h) { pulsarc_consumer_close((pulsarc_consumer_t *)h); }
+static void handle_destroy(pc_handle_t *h) { pulsarc_consumer_destroy((pulsarc_consumer_t *)h); }
+
+void pulsarc_consumer_destroy(pulsarc_consumer_t *c) {
+    if (!c)
+        return;
+    pulsarc_consumer_close(c);
+    pc_client_unregister(c->client, &c->handle);
+    c_unref(c);
+}
+
+/* ---------- receiving and acknowledging ---------- */
+
+pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **msgp, int timeout_ms) {
+    if (!c || !msgp)
+        return PULSARC_ERR_INVALID_ARG;
+    *msgp = NULL;
+    struct timespec dl;
+    if (timeout_ms > 0)
+        pc_deadline(&dl, timeout_ms);
+    pthread_mutex_lock(&c->lock);
+    pulsarc_err_t err = PULSARC_OK;
+    while (!c->qhead && !err) {
+        if (c->closing)
+            err = PULSARC_ERR_CLOSED;
+        else if (c->end_of_topic)
+            err = PULSARC_ERR_END_OF_TOPIC;
+        else if (timeout_ms == 0)
+            err = PULSARC_ERR_NO_MESSAGE;
+        else if (timeout_ms < 0)
+            pthread_cond_wait(&c->cond, &c->lock);
+        else if (pthread_cond_timedwait(&c->cond, &c->lock, &dl))
+            err = PULSARC_ERR_NO_MESSAGE;
+    }
+    int flow = 0;
+    if (!err) {
+        pulsarc_msg_t *m = c->qhead;
+        c->qhead = m->next;
+        if (!c->qhead)
+            c->qtail = NULL;
+        c->qlen--;
+        m->next = NULL;
+        *msgp = m;
+        flow = owe_permits_locked(c, 1);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (flow)
+        post_flow(c);
+    return err;
+}
+
+typedef struct ack_op {
+    pulsarc_consumer_t *c;
+    pulsarc_msgid_t id;
+} ack_op_t;
+
+static void do_ack(void *arg) {
+    ack_op_t *a = arg;
+    send_ack(a->c, &a->id, -1);
+    c_unref(a->c);
+    free(a);
+}
+
+pulsarc_err_t pulsarc_consumer_ack_id(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
+    if (!c || !id || id->ledger_id < 0 || id->entry_id < 0)
+        return PULSARC_ERR_INVALID_ARG;
+    if (id->batch_index >= 0 && id->batch_index >= id->batch_size && id->batch_size > 0)
+        return PULSARC_ERR_INVALID_ARG;
+    ack_op_t *a = malloc(sizeof *a);
+    if (!a)
+        return PULSARC_ERR_NOMEM;
+    a->c = c;
+    a->id = *id;
+    c_ref(c);
+    pulsarc_err_t err = pc_client_post(c->client, do_ack, a);
+    if (err) {
+        c_unref(c);
+        free(a);
+    }
+    return err;
+}
+
+pulsarc_err_t pulsarc_consumer_ack(pulsarc_consumer_t *c, const pulsarc_msg_t *msg) {
+    if (!msg)
+        return PULSARC_ERR_INVALID_ARG;
+    return pulsarc_consumer_ack_id(c, &msg->id);
+}
+
+/* ---------- creation ---------- */
+
+static pulsarc_consumer_t *c_alloc(pulsarc_client_t *cl, const char *sub, const pulsarc_conf_t *conf) {
+    pulsarc_consumer_t *c = calloc(1, sizeof *c);
+    if (!c || !(c->sub = strdup(sub))) {
+        free(c);
+        return NULL;
+    }
+    c->client = cl;
+    atomic_init(&c->refs, 1);
+    c->handle.close = handle_close;
+    c->handle.destroy = handle_destroy;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cond, &a);
+    pthread_condattr_destroy(&a);
+    c->sub_type = (int)pc_conf_int(conf, PC_PROP_SUBSCRIPTION_TYPE);
+    c->initial_position = (int)pc_conf_int(conf, PC_PROP_SUBSCRIPTION_INITIAL_POSITION);
+    c->queue_size = (int)pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE);
+    c->priority = (int)pc_conf_int(conf, PC_PROP_PRIORITY_LEVEL);
+    snprintf(c->name, sizeof c->name, "%s", pc_conf_str(conf, PC_PROP_CONSUMER_NAME));
+    pc_backoff_init(&c->backoff, pc_conf_int(cl->conf, PC_PROP_INITIAL_BACKOFF_MS),
+                    pc_conf_int(cl->conf, PC_PROP_MAX_BACKOFF_MS));
+    pc_timer_init(&c->reconnect_timer, on_reconnect_timer, c);
+    return c;
+}
+
+pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *cl, const char *topic, const char *sub,
+                                   const pulsarc_conf_t *conf, pulsarc_consumer_t **cp,
+                                   char *errstr, size_t errlen) {
+    if (!cl || !topic || !sub || !cp || !*sub)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                         "client, topic, a non-empty subscription and consumerp are required");
+    *cp = NULL;
+    pulsarc_consumer_t *c = c_alloc(cl, sub, conf);
+    if (!c)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    pulsarc_err_t err = pc_client_parse_topic(cl, topic, &c->topic, errstr, errlen);
+    if (err) {
+        c_unref(c);
+        return err;
+    }
+    pc_waiter_t w;
+    pc_waiter_init(&w);
+    c->create_waiter = &w;
+    c_ref(c);
+    err = pc_client_register(cl, &c->handle);
+    if (!err && (err = pc_client_post(cl, do_start, c)) != PULSARC_OK)
+        pc_client_unregister(cl, &c->handle);
+    if (err) {
+        pc_waiter_destroy(&w);
+        c_unref(c);
+        c_unref(c);
+        return pc_seterr(errstr, errlen, err, "client is closed");
+    }
+    err = pc_waiter_wait(&w, errstr, errlen);
+    pc_waiter_destroy(&w);
+    if (err) {
+        pthread_mutex_lock(&c->lock);
+        c->closed = c->closing = 1; /* the loop already set C_CLOSED */
+        pthread_mutex_unlock(&c->lock);
+        pc_client_unregister(cl, &c->handle);
+        c_unref(c);
+        c_unref(c);
+        return err;
+    }
+    c_unref(c);
+    *cp = c;
+    return PULSARC_OK;
+}

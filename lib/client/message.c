@@ -1,0 +1,179 @@
+/*
+ * Design notes: one message type for both directions. An outgoing message
+ * is filled by setters on the application's thread and handed to the
+ * producer; an incoming one is built by the consumer on the loop thread and
+ * handed to the application. Either way exactly one owner at a time, so no
+ * locks.
+ */
+#include "client/message.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+pulsarc_msg_t *pulsarc_msg_new(void) {
+    pulsarc_msg_t *m = calloc(1, sizeof *m);
+    if (m) {
+        m->id = pulsarc_msgid_earliest();
+        m->seq = -1;
+    }
+    return m;
+}
+
+static void free_payload(pulsarc_msg_t *m) {
+    if (m->owns_data)
+        free(m->data);
+    m->data = NULL;
+    m->len = 0;
+    m->owns_data = 0;
+}
+
+void pulsarc_msg_destroy(pulsarc_msg_t *m) {
+    if (!m)
+        return;
+    free_payload(m);
+    free(m->key);
+    for (size_t i = 0; i < m->nprops; i++) {
+        free(m->props[i].name);
+        free(m->props[i].value);
+    }
+    free(m->props);
+    free(m->producer_name);
+    free(m->topic);
+    free(m);
+}
+
+pulsarc_err_t pc_msg_copy_payload(pulsarc_msg_t *m, const void *data, size_t len) {
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!copy)
+        return PULSARC_ERR_NOMEM;
+    if (len)
+        memcpy(copy, data, len);
+    free_payload(m);
+    m->data = copy;
+    m->len = len;
+    m->owns_data = 1;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_msg_set_payload(pulsarc_msg_t *m, const void *data, size_t len, int flags) {
+    if (!m || (!data && len))
+        return PULSARC_ERR_INVALID_ARG;
+    if (flags & ~(PULSARC_MSG_F_COPY | PULSARC_MSG_F_FREE | PULSARC_MSG_F_BORROW) ||
+        ((flags & PULSARC_MSG_F_FREE) && (flags & PULSARC_MSG_F_BORROW)))
+        return PULSARC_ERR_INVALID_ARG;
+    if (!(flags & (PULSARC_MSG_F_FREE | PULSARC_MSG_F_BORROW)))
+        return pc_msg_copy_payload(m, data, len);
+    free_payload(m);
+    m->data = (uint8_t *)data;
+    m->len = len;
+    m->owns_data = (flags & PULSARC_MSG_F_FREE) != 0;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_msg_set_key(pulsarc_msg_t *m, const char *key) {
+    if (!m || !key)
+        return PULSARC_ERR_INVALID_ARG;
+    char *k = strdup(key);
+    if (!k)
+        return PULSARC_ERR_NOMEM;
+    free(m->key);
+    m->key = k;
+    return PULSARC_OK;
+}
+
+static char *dupn(const char *s, size_t n) {
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+pulsarc_err_t pc_msg_add_property(pulsarc_msg_t *m, const char *name, size_t nlen,
+                                  const char *value, size_t vlen) {
+    if (m->nprops == m->capprops) {
+        size_t cap = m->capprops ? m->capprops * 2 : 4;
+        pc_prop_kv_t *p = realloc(m->props, cap * sizeof *p);
+        if (!p)
+            return PULSARC_ERR_NOMEM;
+        m->props = p;
+        m->capprops = cap;
+    }
+    char *n = dupn(name, nlen), *v = dupn(value, vlen);
+    if (!n || !v) {
+        free(n);
+        free(v);
+        return PULSARC_ERR_NOMEM;
+    }
+    m->props[m->nprops].name = n;
+    m->props[m->nprops].value = v;
+    m->nprops++;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_msg_set_property(pulsarc_msg_t *m, const char *name, const char *value) {
+    if (!m || !name || !value || !*name)
+        return PULSARC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < m->nprops; i++) {
+        if (strcmp(m->props[i].name, name) == 0) {
+            char *v = strdup(value);
+            if (!v)
+                return PULSARC_ERR_NOMEM;
+            free(m->props[i].value);
+            m->props[i].value = v;
+            return PULSARC_OK;
+        }
+    }
+    return pc_msg_add_property(m, name, strlen(name), value, strlen(value));
+}
+
+pulsarc_err_t pulsarc_msg_set_event_time(pulsarc_msg_t *m, uint64_t ms) {
+    if (!m)
+        return PULSARC_ERR_INVALID_ARG;
+    m->event_time = ms;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_msg_set_sequence_id(pulsarc_msg_t *m, int64_t seq) {
+    if (!m || seq < 0)
+        return PULSARC_ERR_INVALID_ARG;
+    m->seq = seq;
+    m->has_seq = 1;
+    return PULSARC_OK;
+}
+
+const void *pulsarc_msg_payload(const pulsarc_msg_t *m) { return m ? m->data : NULL; }
+size_t pulsarc_msg_len(const pulsarc_msg_t *m) { return m ? m->len : 0; }
+const char *pulsarc_msg_key(const pulsarc_msg_t *m) { return m ? m->key : NULL; }
+uint64_t pulsarc_msg_publish_time(const pulsarc_msg_t *m) { return m ? m->publish_time : 0; }
+uint64_t pulsarc_msg_event_time(const pulsarc_msg_t *m) { return m ? m->event_time : 0; }
+int64_t pulsarc_msg_sequence_id(const pulsarc_msg_t *m) { return m ? m->seq : -1; }
+uint32_t pulsarc_msg_redelivery_count(const pulsarc_msg_t *m) { return m ? m->redelivery_count : 0; }
+const char *pulsarc_msg_producer_name(const pulsarc_msg_t *m) { return m ? m->producer_name : NULL; }
+const char *pulsarc_msg_topic(const pulsarc_msg_t *m) { return m ? m->topic : NULL; }
+size_t pulsarc_msg_property_count(const pulsarc_msg_t *m) { return m ? m->nprops : 0; }
+
+pulsarc_msgid_t pulsarc_msg_id(const pulsarc_msg_t *m) {
+    return m ? m->id : pulsarc_msgid_earliest();
+}
+
+const char *pulsarc_msg_property(const pulsarc_msg_t *m, const char *name) {
+    if (!m || !name)
+        return NULL;
+    for (size_t i = 0; i < m->nprops; i++)
+        if (strcmp(m->props[i].name, name) == 0)
+            return m->props[i].value;
+    return NULL;
+}
+
+pulsarc_err_t pulsarc_msg_property_at(const pulsarc_msg_t *m, size_t i, const char **name,
+                                      const char **value) {
+    if (!m || i >= m->nprops)
+        return PULSARC_ERR_INVALID_ARG;
+    if (name)
+        *name = m->props[i].name;
+    if (value)
+        *value = m->props[i].value;
+    return PULSARC_OK;
+}

@@ -1,0 +1,35 @@
+/* The message object shared by producers and consumers. */
+#ifndef PC_MESSAGE_H
+#define PC_MESSAGE_H
+#include <stdint.h>
+#include "pulsarc.h"
+
+typedef struct pc_prop_kv {
+    char *name;
+    char *value;
+} pc_prop_kv_t;
+
+struct pulsarc_msg_s {
+    uint8_t *data;
+    size_t len;
+    int owns_data;        /* free(data) on destroy */
+    char *key;
+    pc_prop_kv_t *props;
+    size_t nprops, capprops;
+    uint64_t event_time;
+    uint64_t publish_time;
+    int64_t seq;
+    int has_seq;
+    pulsarc_msgid_t id;
+    uint32_t redelivery_count;
+    char *producer_name;
+    char *topic;
+    struct pulsarc_msg_s *next; /* consumer receive queue link */
+};
+
+/* Adds a property without checking for an existing name (decode path). */
+pulsarc_err_t pc_msg_add_property(pulsarc_msg_t *m, const char *name, size_t nlen,
+                                  const char *value, size_t vlen);
+/* Sets the payload to a fresh copy of data. */
+pulsarc_err_t pc_msg_copy_payload(pulsarc_msg_t *m, const void *data, size_t len);
+#endif

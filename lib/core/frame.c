@@ -1,0 +1,189 @@
+/*
+ * Design notes: the frame codec owns the byte layout of Pulsar frames and
+ * nothing else. It never reads a socket: the connection hands it bytes and
+ * gets back unpacked BaseCommands plus pointers to the payload section.
+ * Everything a peer controls (sizes, magics, the command itself) is checked
+ * before use, so a hostile stream ends in an error, never in an over-read
+ * or an allocation past max_frame. Pure functions; any thread.
+ */
+#include "core/frame.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/crc32c.h"
+#include "core/err.h"
+
+typedef Pulsar__Proto__BaseCommand__Type cmd_type_t;
+
+const char *pc_cmd_name(int type) {
+    const ProtobufCEnumValue *v =
+        protobuf_c_enum_descriptor_get_value(&pulsar__proto__base_command__type__descriptor, type);
+    return v ? v->name : "UNKNOWN";
+}
+
+/* In BaseCommand each type's body is the field numbered like the type. */
+static int cmd_has_body(const pc_cmd_t *cmd) {
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field(&pulsar__proto__base_command__descriptor, (unsigned)cmd->type);
+    if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE)
+        return 0;
+    void *const *body = (void *const *)((const char *)cmd + fd->offset);
+    return *body != NULL;
+}
+
+static int is_payload_cmd(int type) {
+    return type == PULSAR__PROTO__BASE_COMMAND__TYPE__SEND ||
+           type == PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE;
+}
+
+/* Optional "magic, u32 size, bytes" block; returns bytes used or -1. */
+static long parse_bem(const uint8_t *p, size_t rem, pc_frame_t *out) {
+    if (rem < 6 || pc_rd_u16(p) != PC_MAGIC_BROKER_ENTRY_METADATA)
+        return 0;
+    uint32_t n = pc_rd_u32(p + 2);
+    if (n > rem - 6)
+        return -1;
+    out->bem = p + 6;
+    out->bem_len = n;
+    return 6 + (long)n;
+}
+
+static pulsarc_err_t parse_payload(const uint8_t *p, size_t rem, pc_frame_t *out, char *errstr,
+                                   size_t errlen) {
+    const char *name = pc_cmd_name(out->cmd->type);
+    if (rem == 0)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "%s frame has no payload section", name);
+    long used = parse_bem(p, rem, out);
+    if (used < 0)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "%s frame: broker entry metadata size exceeds the frame", name);
+    p += used;
+    rem -= (size_t)used;
+    uint32_t crc = 0;
+    if (rem >= 6 && pc_rd_u16(p) == PC_MAGIC_CRC32C) {
+        out->has_checksum = 1;
+        crc = pc_rd_u32(p + 2);
+        p += 6;
+        rem -= 6;
+    }
+    if (rem < 4)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "%s frame: no metadata size", name);
+    uint32_t mlen = pc_rd_u32(p);
+    if (mlen > rem - 4)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "%s frame: metadata size %u exceeds the %zu bytes left", name, mlen, rem - 4);
+    out->checksum_ok = !out->has_checksum || pc_crc32c(0, p, rem) == crc;
+    out->has_payload = 1;
+    out->meta = p + 4;
+    out->meta_len = mlen;
+    out->payload = p + 4 + mlen;
+    out->payload_len = rem - 4 - mlen;
+    return PULSARC_OK;
+}
+
+static pulsarc_err_t parse_command(const uint8_t *p, uint32_t cmdlen, pc_frame_t *out,
+                                   char *errstr, size_t errlen) {
+    out->cmd = pulsar__proto__base_command__unpack(NULL, cmdlen, p);
+    if (!out->cmd)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "command of %u bytes does not parse as BaseCommand", cmdlen);
+    if (!protobuf_c_enum_descriptor_get_value(&pulsar__proto__base_command__type__descriptor,
+                                              out->cmd->type))
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "unknown command type %d",
+                         (int)out->cmd->type);
+    if (!cmd_has_body(out->cmd))
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "%s command without its body",
+                         pc_cmd_name(out->cmd->type));
+    return PULSARC_OK;
+}
+
+long pc_frame_parse(const uint8_t *buf, size_t len, size_t max_frame, pc_frame_t *out,
+                    char *errstr, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    out->checksum_ok = 1;
+    if (len < 4)
+        return 0;
+    uint32_t total = pc_rd_u32(buf);
+    if (total > max_frame)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_FRAME_TOO_BIG,
+                         "frame of %u bytes exceeds the limit of %zu", total, max_frame);
+    if (total < 4)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "frame size %u is too small for a command size", total);
+    if (len - 4 < total)
+        return 0;
+    uint32_t cmdlen = pc_rd_u32(buf + 4);
+    if (cmdlen == 0 || cmdlen > total - 4)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "command size %u does not fit in a frame of %u bytes", cmdlen, total);
+    pulsarc_err_t err = parse_command(buf + 8, cmdlen, out, errstr, errlen);
+    if (!err && is_payload_cmd(out->cmd->type))
+        err = parse_payload(buf + 8 + cmdlen, total - 4 - cmdlen, out, errstr, errlen);
+    if (err) {
+        pc_frame_clear(out);
+        return err;
+    }
+    return (long)total + 4;
+}
+
+void pc_frame_clear(pc_frame_t *f) {
+    if (f->cmd)
+        pulsar__proto__base_command__free_unpacked(f->cmd, NULL);
+    f->cmd = NULL;
+}
+
+pulsarc_err_t pc_frame_encode(pc_buf_t *out, const pc_cmd_t *cmd) {
+    size_t n = pulsar__proto__base_command__get_packed_size(cmd);
+    if (n > UINT32_MAX - 4)
+        return PULSARC_ERR_MSG_TOO_BIG;
+    pulsarc_err_t err = pc_buf_reserve(out, 8 + n);
+    if (err)
+        return err;
+    pc_buf_put_u32(out, (uint32_t)(4 + n));
+    pc_buf_put_u32(out, (uint32_t)n);
+    pulsar__proto__base_command__pack(cmd, out->data + out->len);
+    out->len += n;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
+                                          const uint8_t *meta, size_t meta_len,
+                                          const void *payload, size_t payload_len) {
+    size_t cmdlen = pulsar__proto__base_command__get_packed_size(cmd);
+    size_t tail = 4 + meta_len + payload_len; /* what the CRC covers */
+    if (meta_len > UINT32_MAX || payload_len > UINT32_MAX || cmdlen + tail > UINT32_MAX - 16)
+        return PULSARC_ERR_MSG_TOO_BIG;
+    size_t total = 4 + cmdlen + 6 + tail;
+    pulsarc_err_t err = pc_buf_reserve(out, 4 + total);
+    if (err)
+        return err;
+    pc_buf_put_u32(out, (uint32_t)total);
+    pc_buf_put_u32(out, (uint32_t)cmdlen);
+    pulsar__proto__base_command__pack(cmd, out->data + out->len);
+    out->len += cmdlen;
+    pc_buf_put_u16(out, PC_MAGIC_CRC32C);
+    size_t crc_at = out->len;
+    pc_buf_put_u32(out, 0);
+    pc_buf_put_u32(out, (uint32_t)meta_len);
+    pc_buf_append(out, meta, meta_len);
+    pc_buf_append(out, payload, payload_len);
+    pc_wr_u32(out->data + crc_at, pc_crc32c(0, out->data + crc_at + 4, tail));
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_frame_encode_payload(pc_buf_t *out, const pc_cmd_t *cmd,
+                                      const Pulsar__Proto__MessageMetadata *meta,
+                                      const void *payload, size_t payload_len) {
+    size_t mlen = pulsar__proto__message_metadata__get_packed_size(meta);
+    uint8_t stackbuf[512];
+    uint8_t *m = mlen <= sizeof stackbuf ? stackbuf : malloc(mlen);
+    if (!m)
+        return PULSARC_ERR_NOMEM;
+    pulsar__proto__message_metadata__pack(meta, m);
+    pulsarc_err_t err = pc_frame_encode_payload_raw(out, cmd, m, mlen, payload, payload_len);
+    if (m != stackbuf)
+        free(m);
+    return err;
+}

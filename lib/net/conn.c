@@ -1,0 +1,703 @@
+/*
+ * Design notes: a connection owns one socket and everything that is per
+ * socket in the protocol: the CONNECT/CONNECTED handshake, PING/PONG,
+ * request-id correlation (each request with its own timer), and routing of
+ * unsolicited frames to the producer or consumer attached under an id.
+ *
+ * Loop thread only. Reference counted: the pool holds one reference, and
+ * every callback into user-facing layers runs with a temporary one, so a
+ * callback may close the connection without pulling it out from under us.
+ * Every request callback and ready callback runs exactly once.
+ */
+#include "net/conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "net/resolve.h"
+
+#define PROTOCOL_VERSION 20
+#define READ_CHUNK (64 * 1024)
+
+typedef enum { ST_RESOLVING, ST_CONNECTING, ST_HANDSHAKE, ST_READY, ST_CLOSED } conn_state_t;
+
+typedef struct waiter {
+    struct waiter *next;
+    pc_conn_ready_cb cb;
+    void *arg;
+} waiter_t;
+
+typedef struct request {
+    struct request *next;
+    pc_conn_t *conn;
+    uint64_t id;
+    pc_req_cb cb;
+    void *arg;
+    pc_timer_t timer;
+} request_t;
+
+typedef struct attached {
+    struct attached *next;
+    uint64_t id;
+    const pc_conn_handler_t *h;
+    void *obj;
+} attached_t;
+
+struct pc_conn {
+    int refs;
+    conn_state_t state;
+    pc_loop_t *loop;
+    pc_conn_opts_t opts;
+    char host[256];
+    uint16_t port;
+    char peer[300];
+    char *proxy_to;
+    int fd;
+    pc_io_t io;
+    struct addrinfo *addrs, *next_addr;
+    pc_timer_t connect_timer;
+    pc_timer_t keepalive_timer;
+    int waiting_pong;
+    int got_traffic;
+    pc_buf_t rbuf, wbuf;
+    size_t max_message_size;
+    int protocol_version;
+    waiter_t *waiters;
+    request_t *requests;
+    attached_t *producers, *consumers;
+    void (*close_hook)(void *arg, pc_conn_t *c);
+    void *close_hook_arg;
+};
+
+static void conn_on_io(void *arg, uint32_t events);
+static void try_next_addr(pc_conn_t *c, const char *last_error);
+
+/* ---------- lifetime ---------- */
+
+void pc_conn_ref(pc_conn_t *c) { c->refs++; }
+
+void pc_conn_unref(pc_conn_t *c) {
+    if (--c->refs > 0)
+        return;
+    pc_buf_free(&c->rbuf);
+    pc_buf_free(&c->wbuf);
+    if (c->addrs)
+        freeaddrinfo(c->addrs);
+    free(c->proxy_to);
+    free((char *)c->opts.client_version);
+    free((char *)c->opts.auth_method);
+    free((uint8_t *)c->opts.auth_data);
+    free(c);
+}
+
+int pc_conn_is_ready(const pc_conn_t *c) { return c->state == ST_READY; }
+int pc_conn_is_closed(const pc_conn_t *c) { return c->state == ST_CLOSED; }
+size_t pc_conn_max_message_size(const pc_conn_t *c) { return c->max_message_size; }
+int pc_conn_protocol_version(const pc_conn_t *c) { return c->protocol_version; }
+const char *pc_conn_peer(const pc_conn_t *c) { return c->peer; }
+
+void pc_conn_set_close_hook(pc_conn_t *c, void (*hook)(void *, pc_conn_t *), void *arg) {
+    c->close_hook = hook;
+    c->close_hook_arg = arg;
+}
+
+/* ---------- closing ---------- */
+
+static void fail_waiters(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
+    waiter_t *w = c->waiters;
+    c->waiters = NULL;
+    while (w) {
+        waiter_t *next = w->next;
+        w->cb(w->arg, NULL, why, reason);
+        free(w);
+        w = next;
+    }
+}
+
+static void fail_requests(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
+    request_t *r = c->requests;
+    c->requests = NULL;
+    while (r) {
+        request_t *next = r->next;
+        pc_timer_stop(c->loop, &r->timer);
+        r->cb(r->arg, why, NULL, reason);
+        free(r);
+        r = next;
+    }
+}
+
+static void notify_attached(pc_conn_t *c, attached_t **list, pulsarc_err_t why) {
+    attached_t *a = *list;
+    *list = NULL;
+    while (a) {
+        attached_t *next = a->next;
+        a->h->on_closed(a->obj, c, why);
+        free(a);
+        a = next;
+    }
+}
+
+void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
+    if (c->state == ST_CLOSED)
+        return;
+    c->state = ST_CLOSED;
+    pc_conn_ref(c);
+    pc_timer_stop(c->loop, &c->connect_timer);
+    pc_timer_stop(c->loop, &c->keepalive_timer);
+    if (c->fd >= 0) {
+        pc_io_del(c->loop, &c->io);
+        close(c->fd);
+        c->fd = -1;
+    }
+    fail_waiters(c, why, reason);
+    fail_requests(c, why, reason);
+    notify_attached(c, &c->producers, why);
+    notify_attached(c, &c->consumers, why);
+    if (c->close_hook)
+        c->close_hook(c->close_hook_arg, c);
+    pc_conn_unref(c);
+}
+
+static void closef(pc_conn_t *c, pulsarc_err_t why, const char *fmt, const char *detail) {
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, c->peer, detail ? detail : "");
+    pc_conn_close(c, why, msg);
+}
+
+/* ---------- writing ---------- */
+
+static void flush_out(pc_conn_t *c) {
+    while (c->wbuf.len > 0) {
+        ssize_t n = send(c->fd, c->wbuf.data, c->wbuf.len, MSG_NOSIGNAL);
+        if (n > 0) {
+            pc_buf_consume(&c->wbuf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        closef(c, PULSARC_ERR_DISCONNECTED, "write to %s failed: %s", strerror(errno));
+        return;
+    }
+    uint32_t want = EPOLLIN | (c->wbuf.len ? EPOLLOUT : 0);
+    pc_io_mod(c->loop, &c->io, want);
+}
+
+static pulsarc_err_t queued(pc_conn_t *c, pulsarc_err_t err) {
+    if (err)
+        return err;
+    if (c->state == ST_READY || c->state == ST_HANDSHAKE)
+        flush_out(c);
+    return c->state == ST_CLOSED ? PULSARC_ERR_DISCONNECTED : PULSARC_OK;
+}
+
+pulsarc_err_t pc_conn_send(pc_conn_t *c, const pc_cmd_t *cmd) {
+    if (c->state == ST_CLOSED)
+        return PULSARC_ERR_DISCONNECTED;
+    return queued(c, pc_frame_encode(&c->wbuf, cmd));
+}
+
+pulsarc_err_t pc_conn_send_raw(pc_conn_t *c, const uint8_t *data, size_t len) {
+    if (c->state == ST_CLOSED)
+        return PULSARC_ERR_DISCONNECTED;
+    return queued(c, pc_buf_append(&c->wbuf, data, len));
+}
+
+/* ---------- requests ---------- */
+
+static request_t *take_request(pc_conn_t *c, uint64_t id) {
+    for (request_t **pp = &c->requests; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id == id) {
+            request_t *r = *pp;
+            *pp = r->next;
+            pc_timer_stop(c->loop, &r->timer);
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static void request_timeout(void *arg) {
+    request_t *r = arg;
+    pc_conn_t *c = r->conn;
+    if (take_request(c, r->id) != r)
+        return;
+    char msg[128];
+    snprintf(msg, sizeof msg, "request %llu to %s timed out", (unsigned long long)r->id, c->peer);
+    r->cb(r->arg, PULSARC_ERR_TIMEOUT, NULL, msg);
+    free(r);
+}
+
+void pc_conn_request(pc_conn_t *c, const pc_cmd_t *cmd, uint64_t id, int timeout_ms,
+                     pc_req_cb cb, void *arg) {
+    if (c->state == ST_CLOSED) {
+        cb(arg, PULSARC_ERR_DISCONNECTED, NULL, "connection is closed");
+        return;
+    }
+    request_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        cb(arg, PULSARC_ERR_NOMEM, NULL, "out of memory");
+        return;
+    }
+    r->conn = c;
+    r->id = id;
+    r->cb = cb;
+    r->arg = arg;
+    pc_timer_init(&r->timer, request_timeout, r);
+    r->next = c->requests;
+    c->requests = r;
+    if (timeout_ms > 0)
+        pc_timer_start(c->loop, &r->timer, timeout_ms);
+    pulsarc_err_t err = pc_conn_send(c, cmd);
+    if (err && take_request(c, id) == r) { /* not failed by a close already */
+        cb(arg, err, NULL, "could not send request");
+        free(r);
+    }
+}
+
+/* ---------- attachments ---------- */
+
+static void attach(attached_t **list, uint64_t id, const pc_conn_handler_t *h, void *obj) {
+    attached_t *a = calloc(1, sizeof *a);
+    if (!a)
+        abort(); /* tiny; losing it would strand the producer silently */
+    a->id = id;
+    a->h = h;
+    a->obj = obj;
+    a->next = *list;
+    *list = a;
+}
+
+static void detach(attached_t **list, uint64_t id) {
+    for (attached_t **pp = list; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id == id) {
+            attached_t *a = *pp;
+            *pp = a->next;
+            free(a);
+            return;
+        }
+    }
+}
+
+static attached_t *find_attached(attached_t *list, uint64_t id) {
+    for (; list; list = list->next)
+        if (list->id == id)
+            return list;
+    return NULL;
+}
+
+void pc_conn_attach_producer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj) {
+    attach(&c->producers, id, h, obj);
+}
+void pc_conn_attach_consumer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj) {
+    attach(&c->consumers, id, h, obj);
+}
+void pc_conn_detach_producer(pc_conn_t *c, uint64_t id) { detach(&c->producers, id); }
+void pc_conn_detach_consumer(pc_conn_t *c, uint64_t id) { detach(&c->consumers, id); }
+
+/* ---------- handshake and keep-alive ---------- */
+
+static void send_connect(pc_conn_t *c) {
+    Pulsar__Proto__CommandConnect conn = PULSAR__PROTO__COMMAND_CONNECT__INIT;
+    Pulsar__Proto__FeatureFlags ff = PULSAR__PROTO__FEATURE_FLAGS__INIT;
+    conn.client_version = (char *)c->opts.client_version;
+    conn.has_protocol_version = 1;
+    conn.protocol_version = PROTOCOL_VERSION;
+    ff.has_supports_auth_refresh = 1;
+    ff.supports_auth_refresh = 1;
+    ff.has_supports_broker_entry_metadata = 1;
+    ff.supports_broker_entry_metadata = 1;
+    conn.feature_flags = &ff;
+    if (c->opts.auth_method) {
+        conn.auth_method_name = (char *)c->opts.auth_method;
+        conn.has_auth_data = 1;
+        conn.auth_data.data = (uint8_t *)c->opts.auth_data;
+        conn.auth_data.len = c->opts.auth_len;
+    }
+    conn.proxy_to_broker_url = c->proxy_to;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECT;
+    cmd.connect = &conn;
+    c->state = ST_HANDSHAKE;
+    pc_conn_send(c, &cmd);
+}
+
+static void send_simple(pc_conn_t *c, int type) {
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    Pulsar__Proto__CommandPing ping = PULSAR__PROTO__COMMAND_PING__INIT;
+    Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
+    cmd.type = type;
+    if (type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING)
+        cmd.ping = &ping;
+    else
+        cmd.pong = &pong;
+    pc_conn_send(c, &cmd);
+}
+
+static void keepalive_tick(void *arg) {
+    pc_conn_t *c = arg;
+    if (c->waiting_pong && !c->got_traffic) {
+        closef(c, PULSARC_ERR_TIMEOUT, "%s did not answer PING within the keep-alive interval%s",
+               NULL);
+        return;
+    }
+    c->got_traffic = 0;
+    c->waiting_pong = 1;
+    send_simple(c, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
+    if (c->state == ST_READY)
+        pc_timer_start(c->loop, &c->keepalive_timer, (int64_t)c->opts.keepalive_s * 1000);
+}
+
+static void handle_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *cd) {
+    if (c->state != ST_HANDSHAKE) {
+        closef(c, PULSARC_ERR_PROTOCOL, "%s sent CONNECTED twice%s", NULL);
+        return;
+    }
+    c->protocol_version = cd->has_protocol_version ? cd->protocol_version : 0;
+    if (cd->has_max_message_size && cd->max_message_size > 0)
+        c->max_message_size = (size_t)cd->max_message_size;
+    c->rbuf.limit = c->max_message_size + PC_FRAME_PADDING + 8;
+    c->state = ST_READY;
+    pc_timer_stop(c->loop, &c->connect_timer);
+    if (c->opts.keepalive_s > 0)
+        pc_timer_start(c->loop, &c->keepalive_timer, (int64_t)c->opts.keepalive_s * 1000);
+    waiter_t *w = c->waiters;
+    c->waiters = NULL;
+    while (w) {
+        waiter_t *next = w->next;
+        if (c->state == ST_READY)
+            w->cb(w->arg, c, PULSARC_OK, NULL);
+        else
+            w->cb(w->arg, NULL, PULSARC_ERR_DISCONNECTED, "connection closed");
+        free(w);
+        w = next;
+    }
+}
+
+void pc_conn_when_ready(pc_conn_t *c, pc_conn_ready_cb cb, void *arg) {
+    if (c->state == ST_READY) {
+        cb(arg, c, PULSARC_OK, NULL);
+        return;
+    }
+    if (c->state == ST_CLOSED) {
+        cb(arg, NULL, PULSARC_ERR_DISCONNECTED, "connection is closed");
+        return;
+    }
+    waiter_t *w = calloc(1, sizeof *w);
+    if (!w) {
+        cb(arg, NULL, PULSARC_ERR_NOMEM, "out of memory");
+        return;
+    }
+    w->cb = cb;
+    w->arg = arg;
+    w->next = c->waiters;
+    c->waiters = w;
+}
+
+/* ---------- dispatch ---------- */
+
+/* The request id of a reply, for the commands that answer a request. */
+static int reply_request_id(const pc_cmd_t *cmd, uint64_t *id) {
+#define RID(field) \
+    do { *id = cmd->field->request_id; return 1; } while (0)
+    switch (cmd->type) {
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS: RID(success);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR: RID(error);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS: RID(producer_success);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE: RID(partitionmetadataresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE: RID(lookuptopicresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_LAST_MESSAGE_ID_RESPONSE: RID(getlastmessageidresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_TOPICS_OF_NAMESPACE_RESPONSE: RID(gettopicsofnamespaceresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA_RESPONSE: RID(getschemaresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE: RID(getorcreateschemaresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CONSUMER_STATS_RESPONSE: RID(consumerstatsresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ACK_RESPONSE: RID(ackresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__NEW_TXN_RESPONSE: RID(newtxnresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ADD_PARTITION_TO_TXN_RESPONSE: RID(addpartitiontotxnresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ADD_SUBSCRIPTION_TO_TXN_RESPONSE: RID(addsubscriptiontotxnresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__END_TXN_RESPONSE: RID(endtxnresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__TC_CLIENT_CONNECT_RESPONSE: RID(tcclientconnectresponse);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__WATCH_TOPIC_LIST_SUCCESS: RID(watchtopiclistsuccess);
+    default: return 0;
+    }
+#undef RID
+}
+
+/* ERROR replies, and responses that carry an error code of their own. */
+static pulsarc_err_t reply_error(const pc_cmd_t *cmd, const char **msg) {
+    *msg = NULL;
+    if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR) {
+        *msg = cmd->error->message;
+        return pc_err_from_server(cmd->error->error);
+    }
+    return PULSARC_OK;
+}
+
+static void dispatch_reply(pc_conn_t *c, const pc_frame_t *f, uint64_t id) {
+    request_t *r = take_request(c, id);
+    if (!r)
+        return; /* late reply to a request that timed out */
+    const char *msg;
+    pulsarc_err_t err = reply_error(f->cmd, &msg);
+    r->cb(r->arg, err, f, msg);
+    free(r);
+}
+
+static int producer_id_of(const pc_cmd_t *cmd, uint64_t *id) {
+    switch (cmd->type) {
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT: *id = cmd->send_receipt->producer_id; return 1;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR: *id = cmd->send_error->producer_id; return 1;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER: *id = cmd->close_producer->producer_id; return 1;
+    default: return 0;
+    }
+}
+
+static int consumer_id_of(const pc_cmd_t *cmd, uint64_t *id) {
+    switch (cmd->type) {
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE: *id = cmd->message->consumer_id; return 1;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_CONSUMER: *id = cmd->close_consumer->consumer_id; return 1;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ACTIVE_CONSUMER_CHANGE: *id = cmd->active_consumer_change->consumer_id; return 1;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__REACHED_END_OF_TOPIC: *id = cmd->reachedendoftopic->consumer_id; return 1;
+    default: return 0;
+    }
+}
+
+static void dispatch_attached(pc_conn_t *c, attached_t *list, uint64_t id, const pc_frame_t *f) {
+    attached_t *a = find_attached(list, id);
+    if (a)
+        a->h->on_frame(a->obj, c, f);
+}
+
+static void dispatch(pc_conn_t *c, const pc_frame_t *f) {
+    const pc_cmd_t *cmd = f->cmd;
+    uint64_t id;
+    c->got_traffic = 1;
+    c->waiting_pong = 0;
+    if (c->state == ST_HANDSHAKE && cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR) {
+        char m[400];
+        snprintf(m, sizeof m, "broker %s refused the connection: %s", c->peer,
+                 cmd->error->message ? cmd->error->message : "");
+        pc_conn_close(c, pc_err_from_server(cmd->error->error), m);
+    } else if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED) {
+        handle_connected(c, cmd->connected);
+    } else if (c->state != ST_READY) {
+        char m[300];
+        snprintf(m, sizeof m, "%s sent %s before CONNECTED", c->peer, pc_cmd_name(cmd->type));
+        pc_conn_close(c, PULSARC_ERR_PROTOCOL, m);
+    } else if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING) {
+        send_simple(c, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
+    } else if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__PONG) {
+        /* liveness already noted */
+    } else if (reply_request_id(cmd, &id)) {
+        dispatch_reply(c, f, id);
+    } else if (producer_id_of(cmd, &id)) {
+        dispatch_attached(c, c->producers, id, f);
+    } else if (consumer_id_of(cmd, &id)) {
+        dispatch_attached(c, c->consumers, id, f);
+    }
+    /* Other unsolicited commands (e.g. TOPIC_MIGRATED) are not used yet. */
+}
+
+/* ---------- reading ---------- */
+
+static void process_input(pc_conn_t *c) {
+    size_t off = 0;
+    while (c->state != ST_CLOSED) {
+        pc_frame_t f;
+        char err[256];
+        size_t max = c->max_message_size + PC_FRAME_PADDING;
+        long n = pc_frame_parse(c->rbuf.data + off, c->rbuf.len - off, max, &f, err, sizeof err);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            closef(c, (pulsarc_err_t)n, "bad frame from %s: %s", err);
+            return;
+        }
+        off += (size_t)n;
+        dispatch(c, &f);
+        pc_frame_clear(&f);
+    }
+    pc_buf_consume(&c->rbuf, off);
+}
+
+static void read_input(pc_conn_t *c) {
+    for (;;) {
+        if (pc_buf_reserve(&c->rbuf, READ_CHUNK) && pc_buf_reserve(&c->rbuf, 1)) {
+            closef(c, PULSARC_ERR_FRAME_TOO_BIG, "receive buffer limit reached on %s%s", NULL);
+            return;
+        }
+        size_t room = c->rbuf.cap - c->rbuf.len;
+        ssize_t n = recv(c->fd, c->rbuf.data + c->rbuf.len, room, 0);
+        if (n > 0) {
+            c->rbuf.len += (size_t)n;
+            process_input(c);
+            if (c->state == ST_CLOSED || (size_t)n < room)
+                return;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        closef(c, PULSARC_ERR_DISCONNECTED, "%s closed the connection%s", n == 0 ? "" : strerror(errno));
+        return;
+    }
+}
+
+/* ---------- connecting ---------- */
+
+static void set_socket_options(int fd) {
+    int one = 1, idle = 60, cnt = 10, intvl = 6;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+}
+
+static void on_tcp_connected(pc_conn_t *c) {
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
+    if (soerr) {
+        try_next_addr(c, strerror(soerr));
+        return;
+    }
+    set_socket_options(c->fd);
+    pc_io_mod(c->loop, &c->io, EPOLLIN);
+    send_connect(c);
+}
+
+static void conn_on_io(void *arg, uint32_t events) {
+    pc_conn_t *c = arg;
+    pc_conn_ref(c);
+    if (c->state == ST_CONNECTING) {
+        if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+            on_tcp_connected(c);
+    } else {
+        if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+            read_input(c);
+        if (c->state != ST_CLOSED && (events & EPOLLOUT))
+            flush_out(c);
+    }
+    pc_conn_unref(c);
+}
+
+static int open_socket(pc_conn_t *c, const struct addrinfo *ai) {
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) && errno != EINPROGRESS) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    c->fd = fd;
+    if (pc_io_add(c->loop, &c->io, fd, EPOLLOUT, conn_on_io, c)) {
+        close(fd);
+        c->fd = -1;
+        return -EIO;
+    }
+    return 0;
+}
+
+static void try_next_addr(pc_conn_t *c, const char *last_error) {
+    if (c->fd >= 0) {
+        pc_io_del(c->loop, &c->io);
+        close(c->fd);
+        c->fd = -1;
+    }
+    while (c->next_addr) {
+        const struct addrinfo *ai = c->next_addr;
+        c->next_addr = ai->ai_next;
+        int rc = open_socket(c, ai);
+        if (rc == 0) {
+            c->state = ST_CONNECTING;
+            return;
+        }
+        last_error = strerror(-rc);
+    }
+    char m[512];
+    snprintf(m, sizeof m, "could not connect to %s: %s", c->peer,
+             last_error ? last_error : "no address");
+    pc_conn_close(c, PULSARC_ERR_CONNECT, m);
+}
+
+static void on_resolved(void *arg, struct addrinfo *res, const char *error) {
+    pc_conn_t *c = arg;
+    if (c->state != ST_RESOLVING) {
+        if (res)
+            freeaddrinfo(res);
+    } else if (!res) {
+        char m[512];
+        snprintf(m, sizeof m, "could not resolve host '%s': %s", c->host, error);
+        pc_conn_close(c, PULSARC_ERR_RESOLVE, m);
+    } else {
+        c->addrs = c->next_addr = res;
+        try_next_addr(c, NULL);
+    }
+    pc_conn_unref(c);
+}
+
+static void connect_timeout(void *arg) {
+    pc_conn_t *c = arg;
+    char m[400];
+    snprintf(m, sizeof m, "connecting to %s timed out after %d ms", c->peer,
+             c->opts.connect_timeout_ms);
+    pc_conn_close(c, PULSARC_ERR_TIMEOUT, m);
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static void copy_opts(pc_conn_t *c, const pc_conn_opts_t *o) {
+    c->opts = *o;
+    c->opts.client_version = strdup(o->client_version ? o->client_version : "pulsarc");
+    c->opts.auth_method = dup_or_null(o->auth_method);
+    c->opts.auth_data = NULL;
+    if (o->auth_len) {
+        uint8_t *d = malloc(o->auth_len);
+        if (d)
+            memcpy(d, o->auth_data, o->auth_len);
+        c->opts.auth_data = d;
+    }
+}
+
+pc_conn_t *pc_conn_new(pc_loop_t *loop, const pc_conn_opts_t *opts, const char *host,
+                       uint16_t port, const char *proxy_to) {
+    pc_conn_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->refs = 1;
+    c->loop = loop;
+    c->fd = -1;
+    c->io.fd = -1;
+    c->state = ST_RESOLVING;
+    c->max_message_size = PC_DEFAULT_MAX_MESSAGE_SIZE;
+    c->protocol_version = 0;
+    copy_opts(c, opts);
+    snprintf(c->host, sizeof c->host, "%s", host);
+    c->port = port;
+    snprintf(c->peer, sizeof c->peer, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+    c->proxy_to = dup_or_null(proxy_to);
+    pc_buf_init(&c->rbuf, PC_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_PADDING + 8);
+    pc_buf_init(&c->wbuf, 0);
+    pc_timer_init(&c->connect_timer, connect_timeout, c);
+    pc_timer_init(&c->keepalive_timer, keepalive_tick, c);
+    if (opts->connect_timeout_ms > 0)
+        pc_timer_start(loop, &c->connect_timer, opts->connect_timeout_ms);
+    pc_conn_ref(c); /* held by the resolver until on_resolved */
+    pc_resolve_start(loop, c->host, port, on_resolved, c);
+    return c;
+}

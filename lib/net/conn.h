@@ -1,0 +1,70 @@
+/* One TCP connection to a broker: handshake, keep-alive, request ids, dispatch. */
+#ifndef PC_CONN_H
+#define PC_CONN_H
+#include <stdint.h>
+
+#include "core/frame.h"
+#include "net/loop.h"
+
+typedef struct pc_conn pc_conn_t;
+
+typedef struct pc_conn_opts {
+    int connect_timeout_ms;   /* TCP + handshake */
+    int keepalive_s;          /* PING interval; an unanswered PING closes */
+    const char *client_version;
+    const char *auth_method;  /* NULL: no authentication */
+    const uint8_t *auth_data;
+    size_t auth_len;
+} pc_conn_opts_t;
+
+/* Called exactly once: on CONNECTED (err 0) or on failure. */
+typedef void (*pc_conn_ready_cb)(void *arg, pc_conn_t *conn, pulsarc_err_t err,
+                                 const char *errmsg);
+/*
+ * Called exactly once per request: with the response frame (err 0, or the
+ * broker's error for ERROR replies with its message), on timeout, or when
+ * the connection drops (frame NULL).
+ */
+typedef void (*pc_req_cb)(void *arg, pulsarc_err_t err, const pc_frame_t *frame,
+                          const char *errmsg);
+
+/* Producers and consumers attach to receive their unsolicited frames. */
+typedef struct pc_conn_handler {
+    void (*on_frame)(void *obj, pc_conn_t *conn, const pc_frame_t *frame);
+    void (*on_closed)(void *obj, pc_conn_t *conn, pulsarc_err_t why);
+} pc_conn_handler_t;
+
+/* All functions below: loop thread only. */
+
+/* Starts connecting to host:port. logical is the broker address the pool keys on. */
+pc_conn_t *pc_conn_new(pc_loop_t *loop, const pc_conn_opts_t *opts, const char *host,
+                       uint16_t port, const char *proxy_to);
+void pc_conn_ref(pc_conn_t *c);
+void pc_conn_unref(pc_conn_t *c);
+/* Registers a callback for when the handshake completes (at once if it has). */
+void pc_conn_when_ready(pc_conn_t *c, pc_conn_ready_cb cb, void *arg);
+int pc_conn_is_ready(const pc_conn_t *c);
+int pc_conn_is_closed(const pc_conn_t *c);
+/* Fails everything pending on it and notifies attached handlers. */
+void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason);
+/* Tells the owner (the pool) when the connection is gone. */
+void pc_conn_set_close_hook(pc_conn_t *c, void (*hook)(void *arg, pc_conn_t *c), void *arg);
+
+/* Sends a fire-and-forget command. */
+pulsarc_err_t pc_conn_send(pc_conn_t *c, const pc_cmd_t *cmd);
+/* Sends an already framed buffer (SEND frames built by a producer). */
+pulsarc_err_t pc_conn_send_raw(pc_conn_t *c, const uint8_t *data, size_t len);
+/* Sends cmd (whose request_id field must equal id) and routes the reply to cb. */
+void pc_conn_request(pc_conn_t *c, const pc_cmd_t *cmd, uint64_t id, int timeout_ms,
+                     pc_req_cb cb, void *arg);
+
+void pc_conn_attach_producer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj);
+void pc_conn_attach_consumer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj);
+void pc_conn_detach_producer(pc_conn_t *c, uint64_t id);
+void pc_conn_detach_consumer(pc_conn_t *c, uint64_t id);
+
+/* Negotiated values, valid once ready. */
+size_t pc_conn_max_message_size(const pc_conn_t *c);
+int pc_conn_protocol_version(const pc_conn_t *c);
+const char *pc_conn_peer(const pc_conn_t *c); /* "host:port" */
+#endif

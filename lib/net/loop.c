@@ -1,0 +1,320 @@
+/*
+ * Design notes: the loop owns one thread that runs everything stateful in a
+ * client: sockets (epoll), timers (a binary min-heap of timers embedded in
+ * their owners) and closures posted from application threads (a mutex-held
+ * list, woken through an eventfd). Application threads only ever touch the
+ * post queue. Stopping drains the queue first so that every posted closure
+ * runs exactly once or is refused at post time — never lost.
+ */
+#include "net/loop.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct post {
+    struct post *next;
+    pc_loop_fn fn;
+    void *arg;
+} post_t;
+
+struct pc_loop {
+    atomic_int refs;
+    int epfd;
+    int evfd;
+    pthread_t thread;
+    int started;
+    pthread_mutex_t lock; /* guards the post queue and stopping */
+    post_t *head, *tail;
+    int stopping;
+    int holds; /* promised post_held() calls still to come */
+    pc_timer_t **heap;
+    size_t nheap, capheap;
+};
+
+int64_t pc_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- timers: min-heap by due time ---- */
+
+static void heap_set(pc_loop_t *l, size_t i, pc_timer_t *t) {
+    l->heap[i] = t;
+    t->heap_idx = i;
+}
+
+static void heap_up(pc_loop_t *l, size_t i) {
+    pc_timer_t *t = l->heap[i];
+    while (i > 0 && l->heap[(i - 1) / 2]->due_ms > t->due_ms) {
+        heap_set(l, i, l->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_set(l, i, t);
+}
+
+static void heap_down(pc_loop_t *l, size_t i) {
+    pc_timer_t *t = l->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= l->nheap)
+            break;
+        if (c + 1 < l->nheap && l->heap[c + 1]->due_ms < l->heap[c]->due_ms)
+            c++;
+        if (l->heap[c]->due_ms >= t->due_ms)
+            break;
+        heap_set(l, i, l->heap[c]);
+        i = c;
+    }
+    heap_set(l, i, t);
+}
+
+void pc_timer_init(pc_timer_t *t, pc_loop_fn fn, void *arg) {
+    t->due_ms = 0;
+    t->heap_idx = SIZE_MAX;
+    t->fn = fn;
+    t->arg = arg;
+}
+
+int pc_timer_active(const pc_timer_t *t) { return t->heap_idx != SIZE_MAX; }
+
+void pc_timer_stop(pc_loop_t *l, pc_timer_t *t) {
+    if (!pc_timer_active(t))
+        return;
+    size_t i = t->heap_idx;
+    t->heap_idx = SIZE_MAX;
+    pc_timer_t *last = l->heap[--l->nheap];
+    if (i == l->nheap)
+        return;
+    heap_set(l, i, last);
+    heap_up(l, i);
+    heap_down(l, last->heap_idx);
+}
+
+void pc_timer_start(pc_loop_t *l, pc_timer_t *t, int64_t delay_ms) {
+    pc_timer_stop(l, t);
+    if (l->nheap == l->capheap) {
+        size_t cap = l->capheap ? l->capheap * 2 : 64;
+        pc_timer_t **h = realloc(l->heap, cap * sizeof *h);
+        if (!h)
+            abort(); /* a timer that silently never fires would hang callers */
+        l->heap = h;
+        l->capheap = cap;
+    }
+    t->due_ms = pc_now_ms() + (delay_ms > 0 ? delay_ms : 0);
+    heap_set(l, l->nheap++, t);
+    heap_up(l, t->heap_idx);
+}
+
+static void run_due_timers(pc_loop_t *l) {
+    int64_t now = pc_now_ms();
+    while (l->nheap && l->heap[0]->due_ms <= now) {
+        pc_timer_t *t = l->heap[0];
+        pc_timer_stop(l, t);
+        t->fn(t->arg);
+    }
+}
+
+static int next_timeout(const pc_loop_t *l) {
+    if (!l->nheap)
+        return -1;
+    int64_t d = l->heap[0]->due_ms - pc_now_ms();
+    return d < 0 ? 0 : (d > 60000 ? 60000 : (int)d);
+}
+
+/* ---- fds ---- */
+
+pulsarc_err_t pc_io_add(pc_loop_t *l, pc_io_t *io, int fd, uint32_t events, pc_io_fn fn,
+                        void *arg) {
+    io->fd = fd;
+    io->events = events;
+    io->fn = fn;
+    io->arg = arg;
+    struct epoll_event ev = {.events = events, .data.ptr = io};
+    return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) ? PULSARC_ERR_IO : PULSARC_OK;
+}
+
+pulsarc_err_t pc_io_mod(pc_loop_t *l, pc_io_t *io, uint32_t events) {
+    if (io->events == events)
+        return PULSARC_OK;
+    io->events = events;
+    struct epoll_event ev = {.events = events, .data.ptr = io};
+    return epoll_ctl(l->epfd, EPOLL_CTL_MOD, io->fd, &ev) ? PULSARC_ERR_IO : PULSARC_OK;
+}
+
+void pc_io_del(pc_loop_t *l, pc_io_t *io) {
+    if (io->fd >= 0)
+        epoll_ctl(l->epfd, EPOLL_CTL_DEL, io->fd, NULL);
+    io->fd = -1;
+}
+
+/* ---- cross-thread posts ---- */
+
+static pulsarc_err_t enqueue(pc_loop_t *l, pc_loop_fn fn, void *arg, int held) {
+    post_t *p = malloc(sizeof *p);
+    if (!p)
+        return PULSARC_ERR_NOMEM;
+    p->next = NULL;
+    p->fn = fn;
+    p->arg = arg;
+    pthread_mutex_lock(&l->lock);
+    if (l->stopping && !held) {
+        pthread_mutex_unlock(&l->lock);
+        free(p);
+        return PULSARC_ERR_CLOSED;
+    }
+    if (held)
+        l->holds--;
+    int was_empty = l->head == NULL;
+    if (l->tail)
+        l->tail->next = p;
+    else
+        l->head = p;
+    l->tail = p;
+    pthread_mutex_unlock(&l->lock);
+    if (was_empty) {
+        uint64_t one = 1;
+        ssize_t r = write(l->evfd, &one, sizeof one);
+        (void)r; /* a full counter still wakes the loop */
+    }
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_loop_post(pc_loop_t *l, pc_loop_fn fn, void *arg) {
+    return enqueue(l, fn, arg, 0);
+}
+
+void pc_loop_hold(pc_loop_t *l) {
+    pthread_mutex_lock(&l->lock);
+    l->holds++;
+    pthread_mutex_unlock(&l->lock);
+}
+
+void pc_loop_post_held(pc_loop_t *l, pc_loop_fn fn, void *arg) {
+    while (enqueue(l, fn, arg, 1) != PULSARC_OK)
+        usleep(1000); /* only on OOM: the promised result must arrive */
+}
+
+/* Runs everything queued. */
+static void run_posts(pc_loop_t *l) {
+    uint64_t n;
+    ssize_t r = read(l->evfd, &n, sizeof n);
+    (void)r;
+    pthread_mutex_lock(&l->lock);
+    post_t *p = l->head;
+    l->head = l->tail = NULL;
+    pthread_mutex_unlock(&l->lock);
+    while (p) {
+        post_t *next = p->next;
+        p->fn(p->arg);
+        free(p);
+        p = next;
+    }
+}
+
+static void *loop_main(void *arg) {
+    pc_loop_t *l = arg;
+    struct epoll_event evs[64];
+    for (;;) {
+        int n = epoll_wait(l->epfd, evs, 64, next_timeout(l));
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.ptr == NULL) {
+                run_posts(l);
+                continue;
+            }
+            pc_io_t *io = evs[i].data.ptr;
+            if (io->fd >= 0)
+                io->fn(io->arg, evs[i].events);
+        }
+        run_due_timers(l);
+        pthread_mutex_lock(&l->lock);
+        int stop = l->stopping;
+        pthread_mutex_unlock(&l->lock);
+        if (stop) {
+            pthread_mutex_lock(&l->lock);
+            int empty = l->head == NULL && l->holds == 0;
+            pthread_mutex_unlock(&l->lock);
+            if (empty)
+                break;
+        }
+    }
+    return NULL;
+}
+
+static __thread const pc_loop_t *current_loop;
+
+static void *loop_thread(void *arg) {
+    current_loop = arg;
+    return loop_main(arg);
+}
+
+int pc_loop_in_thread(const pc_loop_t *l) { return current_loop == l; }
+
+pc_loop_t *pc_loop_new(void) {
+    pc_loop_t *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    atomic_init(&l->refs, 1);
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    l->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    pthread_mutex_init(&l->lock, NULL);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    if (l->epfd < 0 || l->evfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, &ev)) {
+        pc_loop_unref(l);
+        return NULL;
+    }
+    return l;
+}
+
+pulsarc_err_t pc_loop_start(pc_loop_t *l, const char *thread_name) {
+    if (pthread_create(&l->thread, NULL, loop_thread, l))
+        return PULSARC_ERR_NOMEM;
+    l->started = 1;
+    if (thread_name)
+        pthread_setname_np(l->thread, thread_name);
+    return PULSARC_OK;
+}
+
+static void noop(void *arg) { (void)arg; }
+
+void pc_loop_stop(pc_loop_t *l) {
+    if (!l->started)
+        return;
+    /* The no-op post guarantees a wake-up even if the queue was empty. */
+    pc_loop_post(l, noop, NULL);
+    pthread_mutex_lock(&l->lock);
+    l->stopping = 1;
+    pthread_mutex_unlock(&l->lock);
+    uint64_t one = 1;
+    ssize_t r = write(l->evfd, &one, sizeof one);
+    (void)r;
+    pthread_join(l->thread, NULL);
+    l->started = 0;
+}
+
+void pc_loop_ref(pc_loop_t *l) { atomic_fetch_add(&l->refs, 1); }
+
+void pc_loop_unref(pc_loop_t *l) {
+    if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
+        return;
+    pc_loop_stop(l);
+    for (post_t *p = l->head; p;) { /* only when never started */
+        post_t *next = p->next;
+        free(p);
+        p = next;
+    }
+    if (l->epfd >= 0)
+        close(l->epfd);
+    if (l->evfd >= 0)
+        close(l->evfd);
+    pthread_mutex_destroy(&l->lock);
+    free(l->heap);
+    free(l);
+}

@@ -1,0 +1,69 @@
+# shellcheck shell=bash
+# Variables below are used by the scripts that source this file.
+# shellcheck disable=SC2034
+# Shared settings for the pulsarc test-broker scripts. Sourced, not executed.
+#
+# Environment knobs (all optional):
+#   PULSARC_BROKER_WORK            work dir (default: test/broker/.work)
+#   PULSARC_BROKER_START_TIMEOUT   seconds start.sh waits for readiness (180)
+#   PULSARC_BROKER_STOP_TIMEOUT    seconds stop.sh waits after SIGTERM (30)
+#   PULSARC_BROKER_CONF_EXTRA      ':'-separated conf fragments appended to
+#                                  standalone.conf (later keys win)
+#   PULSARC_BROKER_JAVA_OPTS       extra JVM options (word-split)
+#   JAVA_HOME                      java to use (default: java on PATH)
+
+BROKER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+WORK_DIR="${PULSARC_BROKER_WORK:-$BROKER_DIR/.work}"
+CP_FILE="$WORK_DIR/classpath.txt"
+PID_FILE="$WORK_DIR/broker.pid"
+RUN_DIR="$WORK_DIR/run"
+DATA_DIR="$RUN_DIR/data"
+LOG_DIR="$WORK_DIR/logs"
+TMP_DIR="$WORK_DIR/tmp"
+BROKER_LOG="$LOG_DIR/broker.log"
+BROKER_OUT="$LOG_DIR/broker.out"
+
+BROKER_HOST=127.0.0.1
+BROKER_PORT=6650
+WEB_PORT=8080
+BOOKIE_PORT=3181
+ADMIN_URL="http://$BROKER_HOST:$WEB_PORT"
+SERVICE_URL="pulsar://$BROKER_HOST:$BROKER_PORT"
+
+MAIN_CLASS=org.apache.pulsar.PulsarStandaloneStarter
+
+log() { printf '[broker] %s\n' "$*" >&2; }
+die() { printf '[broker] ERROR: %s\n' "$*" >&2; exit 1; }
+
+java_bin() {
+    if [[ -n "${JAVA_HOME:-}" ]]; then
+        printf '%s\n' "$JAVA_HOME/bin/java"
+    else
+        printf '%s\n' java
+    fi
+}
+
+# True if something accepts TCP connections on 127.0.0.1:$1.
+port_in_use() {
+    timeout 2 bash -c "exec 3<>/dev/tcp/$BROKER_HOST/$1" 2>/dev/null
+}
+
+# Prints the PID from the PID file if that process is our broker JVM.
+running_pid() {
+    local pid
+    [[ -f "$PID_FILE" ]] || return 1
+    pid="$(cat "$PID_FILE" 2>/dev/null || true)"
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    [[ -r "/proc/$pid/cmdline" ]] || return 1
+    # Guard against a recycled PID: the process must be our broker.
+    tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "$MAIN_CLASS" || return 1
+    printf '%s\n' "$pid"
+}
+
+# True if PID $1 is a live process (zombies, whose cmdline is empty, count as
+# gone: start.sh's own child stays a zombie until start.sh exits).
+alive() {
+    local state
+    state="$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null || true)"
+    [[ -n "$state" && "$state" != Z && "$state" != X ]]
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Usage: run-with-broker.sh CMD [ARGS...]
+#
+# If PULSAR_SERVICE_URL is already set, the caller provides a broker and CMD
+# simply runs. Otherwise a fresh standalone broker is started, the URLs are
+# exported, CMD runs, and the broker is always stopped afterwards (also on
+# failure or Ctrl-C). Exits with CMD's status.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source-path=SCRIPTDIR source=common.sh
+source "$here/common.sh"
+
+(( $# > 0 )) || die "usage: $0 CMD [ARGS...]"
+
+if [[ -n "${PULSAR_SERVICE_URL:-}" ]]; then
+    log "using existing broker at $PULSAR_SERVICE_URL"
+    exec "$@"
+fi
+
+# shellcheck disable=SC2317  # invoked via trap
+cleanup() { "$here/stop.sh" || true; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+"$here/start.sh"
+
+export PULSAR_SERVICE_URL="$SERVICE_URL"
+export PULSAR_ADMIN_URL="$ADMIN_URL"
+export PULSARC_BROKER_CLASSPATH_FILE="$CP_FILE"
+
+status=0
+"$@" || status=$?
+exit "$status"

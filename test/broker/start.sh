@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Start a fresh Apache Pulsar standalone broker (one JVM, loopback only) and
+# wait until it is ready for the pulsarc tests.
+#
+# Policy for an existing broker: if a broker started by this script is still
+# running (PID file + live JVM), it is stopped first and a fresh one with
+# empty data is started. Anything else listening on the broker ports is an
+# error: this script never touches processes it did not start.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+timeout_s="${PULSARC_BROKER_START_TIMEOUT:-180}"
+[[ "$timeout_s" =~ ^[0-9]+$ ]] || die "PULSARC_BROKER_START_TIMEOUT must be an integer"
+
+command -v curl >/dev/null || die "curl not found"
+"$BROKER_DIR/fetch.sh"
+
+if running_pid >/dev/null; then
+    log "a broker from a previous start.sh is running; stopping it first"
+    "$BROKER_DIR/stop.sh"
+fi
+rm -f "$PID_FILE"
+
+for port in "$BROKER_PORT" "$WEB_PORT" "$BOOKIE_PORT"; do
+    if port_in_use "$port"; then
+        ss -ltnp "sport = :$port" >&2 2>/dev/null || true
+        die "port $port on $BROKER_HOST is already in use by another process (not started by start.sh)"
+    fi
+done
+
+# Fresh run directory: data, relative defaults and the merged config live here.
+rm -rf "$RUN_DIR" "$LOG_DIR" "$TMP_DIR"
+mkdir -p "$DATA_DIR" "$LOG_DIR" "$TMP_DIR"
+
+conf="$RUN_DIR/standalone.conf"
+cat "$BROKER_DIR/standalone.conf" > "$conf"
+if [[ -n "${PULSARC_BROKER_CONF_EXTRA:-}" ]]; then
+    IFS=':' read -r -a fragments <<< "$PULSARC_BROKER_CONF_EXTRA"
+    for frag in "${fragments[@]}"; do
+        [[ -n "$frag" ]] || continue
+        [[ -f "$frag" ]] || die "config fragment not found: $frag"
+        { printf '\n### --- fragment: %s\n' "$frag"; cat "$frag"; } >> "$conf"
+    done
+fi
+
+java="$(java_bin)"
+java_major="$("$java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)"
+[[ -n "$java_major" && "$java_major" -ge 17 ]] || die "Java 17+ is required (found: ${java_major:-none})"
+
+jvm_opts=(
+    -Xms512m -Xmx1g -XX:MaxDirectMemorySize=1g
+    -XX:+ExitOnOutOfMemoryError
+    -Djava.net.preferIPv4Stack=true
+    -Dio.netty.tryReflectionSetAccessible=true
+    -Dio.netty.recycler.maxCapacityPerThread=4096
+    -Dpulsar.allocator.exit_on_oom=true
+    -Djute.maxbuffer=10485760
+    --add-opens java.base/java.io=ALL-UNNAMED
+    --add-opens java.base/java.lang=ALL-UNNAMED
+    --add-opens java.base/java.util.zip=ALL-UNNAMED
+    --add-opens java.base/java.nio=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.misc=ALL-UNNAMED
+    --add-opens java.base/sun.net=ALL-UNNAMED
+    --add-opens java.management/sun.management=ALL-UNNAMED
+    --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.platform=ALL-UNNAMED
+    "-Djava.io.tmpdir=$TMP_DIR"
+    "-Dlog4j.configurationFile=$BROKER_DIR/log4j2.xml"
+    -Dlog4j.shutdownHookEnabled=false
+    "-Dpulsarc.log.dir=$LOG_DIR"
+)
+if (( java_major >= 24 )); then
+    jvm_opts+=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow)
+fi
+if [[ -n "${PULSARC_BROKER_JAVA_OPTS:-}" ]]; then
+    read -r -a extra_opts <<< "$PULSARC_BROKER_JAVA_OPTS"
+    jvm_opts+=("${extra_opts[@]}")
+fi
+
+broker_args=(
+    --config "$conf"
+    --no-functions-worker
+    --no-stream-storage
+    --metadata-dir "$DATA_DIR/metadata"
+    --bookkeeper-dir "$DATA_DIR/bookkeeper"
+    --bookkeeper-port "$BOOKIE_PORT"
+    --advertised-address localhost
+)
+
+t0=$(date +%s.%N)
+# setsid: own session, so a Ctrl-C aimed at the caller's terminal does not
+# reach the JVM; stop.sh is the only way it goes down. (setsid does not fork
+# here because a background child of a script is not a group leader, so $!
+# is the JVM's PID.)
+(
+    cd "$RUN_DIR"
+    exec setsid "$java" "${jvm_opts[@]}" -cp "$(cat "$CP_FILE")" \
+        "$MAIN_CLASS" "${broker_args[@]}" </dev/null >"$BROKER_OUT" 2>&1
+) &
+pid=$!
+printf '%s\n' "$pid" > "$PID_FILE"
+# Interrupted while waiting: take the half-started broker down with us.
+trap '"$BROKER_DIR/stop.sh" || true; exit 130' INT
+trap '"$BROKER_DIR/stop.sh" || true; exit 143' TERM
+log "started JVM pid $pid (log: $BROKER_LOG)"
+
+fail() {
+    log "$1"
+    log "---- last 50 lines of $BROKER_LOG ----"
+    tail -n 50 "$BROKER_LOG" >&2 2>/dev/null || true
+    if [[ -s "$BROKER_OUT" ]]; then
+        log "---- last 20 lines of $BROKER_OUT ----"
+        tail -n 20 "$BROKER_OUT" >&2 || true
+    fi
+    "$BROKER_DIR/stop.sh" || true
+    exit 1
+}
+
+http_code() {
+    curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$ADMIN_URL$1" 2>/dev/null || true
+}
+
+deadline=$(( $(date +%s) + timeout_s ))
+stage=clusters
+while :; do
+    alive "$pid" || fail "broker JVM exited during start-up (stage: $stage)"
+    (( $(date +%s) < deadline )) || fail "broker not ready after ${timeout_s}s (stage: $stage)"
+    advanced=0
+    case "$stage" in
+        clusters)
+            if curl -fs --max-time 5 "$ADMIN_URL/admin/v2/clusters" 2>/dev/null | grep -q '"standalone"'; then
+                stage=tc; advanced=1
+            fi ;;
+        tc)
+            if [[ "$(http_code /admin/v2/persistent/pulsar/system/transaction_coordinator_assign/partitions)" == 200 ]]; then
+                stage=namespace; advanced=1
+            fi ;;
+        namespace)
+            if [[ "$(http_code /admin/v2/namespaces/public/default)" == 200 ]]; then
+                break
+            fi ;;
+    esac
+    (( advanced )) || sleep 0.5
+done
+
+# The bootstrap may answer before the binary port accepts connections.
+while ! port_in_use "$BROKER_PORT"; do
+    alive "$pid" || fail "broker JVM exited during start-up (stage: port $BROKER_PORT)"
+    (( $(date +%s) < deadline )) || fail "port $BROKER_PORT not listening after ${timeout_s}s"
+    sleep 0.2
+done
+
+trap - INT TERM
+t1=$(date +%s.%N)
+elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+rss_kb="$(ps -o rss= -p "$pid" 2>/dev/null | tr -d ' ' || true)"
+log "ready in ${elapsed}s: $SERVICE_URL  $ADMIN_URL  (pid $pid, RSS $(( ${rss_kb:-0} / 1024 )) MiB)"

@@ -1,0 +1,33 @@
+/* Shared helpers for the Check test programs. */
+#ifndef PC_TESTUTIL_H
+#define PC_TESTUTIL_H
+#include <check.h>
+#include <stdlib.h>
+
+#include "pulsarc.h"
+
+/* Runs one suite (fork mode unless CK_FORK=no) and exits with its verdict. */
+#define PC_TEST_MAIN(suite_fn)                                          \
+    int main(void) {                                                    \
+        SRunner *sr = srunner_create(suite_fn());                       \
+        srunner_run_all(sr, CK_NORMAL);                                 \
+        int nf = srunner_ntests_failed(sr);                             \
+        srunner_free(sr);                                               \
+        return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;                   \
+    }
+
+/* $PULSAR_SERVICE_URL, or pulsar://127.0.0.1:6650. */
+const char *pct_service_url(void);
+/* $PULSAR_ADMIN_URL, or http://127.0.0.1:8080. */
+const char *pct_admin_url(void);
+/* A topic name unique to this run: "<prefix>-<pid>-<n>-<time>". Static buffer per call slot. */
+const char *pct_topic(const char *prefix);
+/* HTTP to the admin API; returns the status code (or -1). body may be NULL. */
+int pct_admin(const char *method, const char *path, const char *body);
+/* A client on the test broker; fails the test if it cannot be created. */
+pulsarc_client_t *pct_client(void);
+/* A client with extra key=value settings (NULL-terminated pairs). */
+pulsarc_client_t *pct_client_with(const char *const *kv);
+/* A conf with the given NULL-terminated key, value pairs set. */
+pulsarc_conf_t *pct_conf(const char *const *kv);
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs Check test binaries one after another and sums their results.
+# VALGRIND=1 runs each under valgrind (leaks and errors fail the run).
+# TESTS=substring keeps only binaries whose name contains it.
+set -u
+passed=0; failed=0; bad_bins=()
+for bin in "$@"; do
+  case "$bin" in *"${TESTS:-}"*) ;; *) continue ;; esac
+  echo "=== $(basename "$bin")"
+  log=$(mktemp)
+  if [ "${VALGRIND:-0}" = 1 ]; then
+    CK_FORK=no valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+      "$bin" 2>&1 | tee "$log"
+  else
+    "$bin" 2>&1 | tee "$log"
+  fi
+  rc=${PIPESTATUS[0]}
+  line=$(grep -E 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n 1)
+  rm -f "$log"
+  if [ -n "$line" ]; then
+    n=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
+    f=$(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$line")
+    e=$(sed -E 's/.*Errors: ([0-9]+).*/\1/' <<<"$line")
+    passed=$((passed + n - f - e)); failed=$((failed + f + e))
+  fi
+  if [ "$rc" != 0 ] || [ -z "$line" ]; then
+    bad_bins+=("$(basename "$bin") (exit $rc)")
+    [ -z "$line" ] && failed=$((failed + 1))
+  fi
+done
+echo
+[ ${#bad_bins[@]} -gt 0 ] && echo "failing: ${bad_bins[*]}"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" = 0 ] && [ ${#bad_bins[@]} = 0 ]
