@@ -391,4 +391,10 @@ PULSARC_API void pulsarc_consumer_destroy(pulsarc_consumer_t *consumer);
 #ifdef __cplusplus
 }
 #endif
+
+/* Further sections, each in its own file under include/pulsarc/. */
+#if __has_include(<pulsarc/admin.h>) || __has_include("pulsarc/admin.h")
+#include "pulsarc/admin.h"
+#endif
+
 #endif /* PULSARC_H */
