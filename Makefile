@@ -21,6 +21,14 @@ BUILD       ?= build
 SAN         ?=
 
 VERSION := 0.1.0
+V ?= 0
+ifeq ($(V),0)
+  Q := @
+  say = @printf '  %-6s %s\n' $(1) $(2);
+else
+  Q :=
+  say =
+endif
 CC      ?= cc
 OPT     ?= -O2 -g
 # -Wno-format-truncation: diagnostics are snprintf'd into fixed buffers and
@@ -99,21 +107,21 @@ lib: $(STATIC) $(SHARED) $(PCFILE)
 
 $(PROTO_C) $(PROTO_H): proto/PulsarApi.proto
 	@mkdir -p $(BUILD)/gen
-	protoc-c --c_out=$(BUILD)/gen -Iproto proto/PulsarApi.proto
+	$(call say,PROTOC,$<)protoc-c --c_out=$(BUILD)/gen -Iproto proto/PulsarApi.proto
 
 $(BUILD)/gen/PulsarApi.pb-c.o: $(PROTO_C)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/lib/%.o: lib/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(STATIC): $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)ar rcs $@ $^
 
 $(SHARED): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libpulsarc.so.0 $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(call say,LD,$@)$(CC) -shared -Wl,-soname,libpulsarc.so.0 $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(PCFILE): Makefile
 	@mkdir -p $(BUILD)
@@ -122,24 +130,24 @@ $(PCFILE): Makefile
 
 $(BUILD)/test/common/%.o: test/common/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) -c $< -o $@
 
 TEST_COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_COMMON))
 
 $(BUILD)/test/unit/%: test/unit/%.c $(STATIC) $(TEST_COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/test/integration/%: test/integration/%.c $(STATIC) $(TEST_COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS)
 
 $(CMD_BIN): $(CMD_SRCS) $(STATIC)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(CMD_SRCS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $(CMD_SRCS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS)
 
 # --- set-up ---------------------------------------------------------------
 DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \

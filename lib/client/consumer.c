@@ -21,13 +21,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <stddef.h>
+
 #include "client/client_int.h"
+#include "client/handler.h"
 #include "client/message.h"
-#include "core/backoff.h"
 #include "core/err.h"
 #include "net/conn.h"
-
-typedef enum { C_CONNECTING, C_READY, C_CLOSING, C_CLOSED } cstate_t;
 
 struct pulsarc_consumer_s {
     pc_handle_t handle;
@@ -37,13 +37,7 @@ struct pulsarc_consumer_s {
     atomic_int refs;
     uint64_t id;
     /* loop thread */
-    cstate_t state;
-    pc_conn_t *conn;
-    pc_conn_t *creating;
-    int created_once;
-    int64_t create_deadline;
-    pc_backoff_t backoff;
-    pc_timer_t reconnect_timer;
+    pc_handler_t h;          /* connection state machine */
     pc_waiter_t *create_waiter;
     pc_waiter_t *unsub_waiter;
     /* configuration */
@@ -93,7 +87,7 @@ const char *pulsarc_consumer_subscription(const pulsarc_consumer_t *c) { return 
 /* ---------- flow permits ---------- */
 
 static void send_flow(pulsarc_consumer_t *c, uint32_t n) {
-    if (c->state != C_READY || !c->conn || n == 0)
+    if (c->h.state != PC_H_READY || !c->h.conn || n == 0)
         return;
     Pulsar__Proto__CommandFlow fl = PULSAR__PROTO__COMMAND_FLOW__INIT;
     fl.consumer_id = c->id;
@@ -101,7 +95,7 @@ static void send_flow(pulsarc_consumer_t *c, uint32_t n) {
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__FLOW;
     cmd.flow = &fl;
-    pc_conn_send(c->conn, &cmd);
+    pc_conn_send(c->h.conn, &cmd);
 }
 
 static void do_flow(void *arg) {
@@ -133,7 +127,7 @@ static void post_flow(pulsarc_consumer_t *c) {
 /* ---------- incoming messages ---------- */
 
 static void send_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int validation_error) {
-    if (c->state != C_READY || !c->conn)
+    if (c->h.state != PC_H_READY || !c->h.conn)
         return;
     Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
     Pulsar__Proto__MessageIdData *mids[1] = {&mid};
@@ -163,7 +157,7 @@ static void send_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int valid
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ACK;
     cmd.ack = &ack;
-    pc_conn_send(c->conn, &cmd);
+    pc_conn_send(c->h.conn, &cmd);
 }
 
 static void enqueue_msgs(pulsarc_consumer_t *c, pulsarc_msg_t *first, pulsarc_msg_t *last,
@@ -349,7 +343,7 @@ static void handle_entry(pulsarc_consumer_t *c, const pc_frame_t *f,
 
 static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_frame_t *f) {
     const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
-    if (c->state != C_READY || conn != c->conn || !cm->message_id)
+    if (c->h.state != PC_H_READY || conn != c->h.conn || !cm->message_id)
         return;
     pulsarc_msgid_t eid = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
                            c->topic.partition, -1, 0};
@@ -368,17 +362,12 @@ static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_fram
 
 /* ---------- connection events ---------- */
 
-static void schedule_reconnect(pulsarc_consumer_t *c, int64_t delay) {
-    c->state = C_CONNECTING;
-    pc_timer_start(c->client->loop, &c->reconnect_timer, delay);
-}
+#define C_OF(hp) ((pulsarc_consumer_t *)((char *)(hp) - offsetof(pulsarc_consumer_t, h)))
 
 static void lose_connection(pulsarc_consumer_t *c) {
-    if (c->conn)
-        pc_conn_detach_consumer(c->conn, c->id);
-    c->conn = NULL;
-    if (c->state == C_READY)
-        schedule_reconnect(c, pc_backoff_next(&c->backoff));
+    if (c->h.conn)
+        pc_conn_detach_consumer(c->h.conn, c->id);
+    pc_handler_lost(&c->h);
 }
 
 static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
@@ -405,9 +394,7 @@ static void on_conn_closed(void *obj, pc_conn_t *conn, pulsarc_err_t why) {
     pulsarc_consumer_t *c = obj;
     (void)conn;
     (void)why;
-    c->conn = NULL;
-    if (c->state == C_READY)
-        schedule_reconnect(c, pc_backoff_next(&c->backoff));
+    pc_handler_lost(&c->h);
 }
 
 static const pc_conn_handler_t consumer_handler = {on_frame, on_conn_closed};
@@ -421,22 +408,14 @@ static void finish_create(pulsarc_consumer_t *c, pulsarc_err_t err, const char *
     }
 }
 
-static void create_failed(pulsarc_consumer_t *c, pulsarc_err_t err, const char *msg) {
-    int64_t delay = pc_backoff_next(&c->backoff);
-    if (!c->created_once && (!pulsarc_err_is_retriable(err) || pc_now_ms() + delay > c->create_deadline)) {
-        c->state = C_CLOSED;
-        finish_create(c, err, msg);
-    } else {
-        schedule_reconnect(c, delay);
-    }
+static void h_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
+    finish_create(C_OF(h), err, msg);
 }
 
-static void go_ready(pulsarc_consumer_t *c, pc_conn_t *conn) {
-    c->conn = conn;
-    c->state = C_READY;
-    c->created_once = 1;
+static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
+    pulsarc_consumer_t *c = C_OF(h);
+    (void)reply;
     pc_conn_attach_consumer(conn, c->id, &consumer_handler, c);
-    pc_backoff_reset(&c->backoff);
     pthread_mutex_lock(&c->lock);
     clear_queue_locked(c); /* the broker redelivers everything unacked */
     c->permits = 0;
@@ -445,7 +424,8 @@ static void go_ready(pulsarc_consumer_t *c, pc_conn_t *conn) {
     finish_create(c, PULSARC_OK, NULL);
 }
 
-static void send_close_consumer(pulsarc_consumer_t *c, pc_conn_t *conn) {
+static void send_close_consumer(pc_handler_t *h, pc_conn_t *conn) {
+    pulsarc_consumer_t *c = C_OF(h);
     Pulsar__Proto__CommandCloseConsumer cc = PULSAR__PROTO__COMMAND_CLOSE_CONSUMER__INIT;
     cc.consumer_id = c->id;
     cc.request_id = c->client->next_id++;
@@ -455,26 +435,8 @@ static void send_close_consumer(pulsarc_consumer_t *c, pc_conn_t *conn) {
     pc_conn_send(conn, &cmd);
 }
 
-static void on_subscribe_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
-    pulsarc_consumer_t *c = arg;
-    pc_conn_t *conn = c->creating;
-    c->creating = NULL;
-    (void)f;
-    if (c->state != C_CONNECTING) {
-        if (!err)
-            send_close_consumer(c, conn);
-    } else if (err) {
-        if (err == PULSARC_ERR_TIMEOUT)
-            send_close_consumer(c, conn);
-        create_failed(c, err, msg);
-    } else {
-        go_ready(c, conn);
-    }
-    pc_conn_unref(conn);
-    c_unref(c);
-}
-
-static void send_subscribe(pulsarc_consumer_t *c, pc_conn_t *conn) {
+static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
+    pulsarc_consumer_t *c = C_OF(h);
     Pulsar__Proto__CommandSubscribe s = PULSAR__PROTO__COMMAND_SUBSCRIBE__INIT;
     s.topic = c->topic.full;
     s.subscription = c->sub;
@@ -489,58 +451,26 @@ static void send_subscribe(pulsarc_consumer_t *c, pc_conn_t *conn) {
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUBSCRIBE;
     cmd.subscribe = &s;
-    pc_conn_ref(conn);
-    c->creating = conn;
-    pc_conn_request(conn, &cmd, s.request_id, c->client->op_timeout_ms, on_subscribe_reply, c);
+    pc_conn_request(conn, &cmd, s.request_id, c->client->op_timeout_ms, pc_handler_created, h);
 }
 
-static void on_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *msg) {
-    pulsarc_consumer_t *c = arg;
-    if (c->state != C_CONNECTING) {
-        c_unref(c);
-    } else if (err) {
-        create_failed(c, err, msg);
-        c_unref(c);
-    } else {
-        send_subscribe(c, conn);
-    }
-}
+static void h_ref(pc_handler_t *h) { c_ref(C_OF(h)); }
+static void h_unref(pc_handler_t *h) { c_unref(C_OF(h)); }
 
-static void on_lookup(void *arg, pulsarc_err_t err, const char *msg, const pc_broker_addr_t *a) {
-    pulsarc_consumer_t *c = arg;
-    if (c->state != C_CONNECTING) {
-        c_unref(c);
-    } else if (err) {
-        create_failed(c, err, msg);
-        c_unref(c);
-    } else {
-        pc_pool_get(c->client->pool, a->host, a->port, a->proxied ? a->proxy_to : NULL, on_conn, c);
-    }
-}
-
-static void c_connect(pulsarc_consumer_t *c) {
-    c->state = C_CONNECTING;
-    c_ref(c);
-    pc_lookup_topic(&c->client->lookup, c->topic.full, on_lookup, c);
-}
-
-static void on_reconnect_timer(void *arg) {
-    pulsarc_consumer_t *c = arg;
-    if (c->state == C_CONNECTING)
-        c_connect(c);
-}
+static const pc_handler_ops_t consumer_ops = {
+    h_send_create, send_close_consumer, h_ready, h_failed, NULL, h_ref, h_unref,
+};
 
 static void do_start(void *arg) {
     pulsarc_consumer_t *c = arg;
     c->id = c->client->next_id++;
-    c->create_deadline = pc_now_ms() + c->client->op_timeout_ms;
-    c_connect(c);
+    pc_handler_start(&c->h);
 }
 
 /* ---------- closing and unsubscribing ---------- */
 
 static void mark_closed(pulsarc_consumer_t *c) {
-    c->state = C_CLOSED;
+    c->h.state = PC_H_CLOSED;
     pthread_mutex_lock(&c->lock);
     c->closed = 1;
     c->closing = 1;
@@ -560,11 +490,8 @@ static void on_close_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, co
 }
 
 /* Sends CLOSE_CONSUMER (or UNSUBSCRIBE) and finishes in on_close_reply. */
-static void close_on_broker(pulsarc_consumer_t *c, int unsubscribe) {
-    pc_conn_t *conn = c->conn;
+static void close_on_broker(pulsarc_consumer_t *c, pc_conn_t *conn, int unsubscribe) {
     pc_conn_detach_consumer(conn, c->id);
-    c->conn = NULL;
-    c->state = C_CLOSING;
     uint64_t rid = c->client->next_id++;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     Pulsar__Proto__CommandCloseConsumer cc = PULSAR__PROTO__COMMAND_CLOSE_CONSUMER__INIT;
@@ -584,14 +511,15 @@ static void close_on_broker(pulsarc_consumer_t *c, int unsubscribe) {
 }
 
 static void do_close_common(pulsarc_consumer_t *c, int unsubscribe) {
-    pc_timer_stop(c->client->loop, &c->reconnect_timer);
     finish_create(c, PULSARC_ERR_CLOSED, "consumer closed while subscribing");
-    if (c->state == C_READY && c->conn) {
-        close_on_broker(c, unsubscribe);
+    int was_closed = c->h.state == PC_H_CLOSED;
+    pc_conn_t *conn = pc_handler_stop(&c->h);
+    if (conn) {
+        close_on_broker(c, conn, unsubscribe);
         return; /* on_close_reply keeps the reference */
     }
     if (c->unsub_waiter) {
-        pc_waiter_done(c->unsub_waiter, c->state == C_CLOSED ? PULSARC_ERR_CLOSED : PULSARC_ERR_DISCONNECTED,
+        pc_waiter_done(c->unsub_waiter, was_closed ? PULSARC_ERR_CLOSED : PULSARC_ERR_DISCONNECTED,
                        "consumer is not connected");
         c->unsub_waiter = NULL;
     }
@@ -766,9 +694,6 @@ static pulsarc_consumer_t *c_alloc(pulsarc_client_t *cl, const char *sub, const 
     c->queue_size = (int)pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE);
     c->priority = (int)pc_conf_int(conf, PC_PROP_PRIORITY_LEVEL);
     snprintf(c->name, sizeof c->name, "%s", pc_conf_str(conf, PC_PROP_CONSUMER_NAME));
-    pc_backoff_init(&c->backoff, pc_conf_int(cl->conf, PC_PROP_INITIAL_BACKOFF_MS),
-                    pc_conf_int(cl->conf, PC_PROP_MAX_BACKOFF_MS));
-    pc_timer_init(&c->reconnect_timer, on_reconnect_timer, c);
     return c;
 }
 
@@ -787,6 +712,7 @@ pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *cl, const char *topic, cons
         c_unref(c);
         return err;
     }
+    pc_handler_init(&c->h, &consumer_ops, cl, c->topic.full);
     pc_waiter_t w;
     pc_waiter_init(&w);
     c->create_waiter = &w;

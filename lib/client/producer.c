@@ -19,13 +19,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <stddef.h>
+
 #include "client/client_int.h"
+#include "client/handler.h"
 #include "client/message.h"
-#include "core/backoff.h"
 #include "core/err.h"
 #include "net/conn.h"
-
-typedef enum { P_CONNECTING, P_READY, P_CLOSING, P_CLOSED } pstate_t;
 
 typedef struct send_op {
     struct send_op *next;
@@ -47,16 +47,10 @@ struct pulsarc_producer_s {
     atomic_int refs;
     uint64_t id;
     /* loop thread */
-    pstate_t state;
-    pc_conn_t *conn;         /* attached connection when READY */
-    pc_conn_t *creating;     /* connection a PRODUCER request is in flight on */
-    uint64_t epoch;
+    pc_handler_t h;          /* connection state machine */
     char name[256];
     int user_named;
-    int created_once;
-    int64_t create_deadline;
-    pc_backoff_t backoff;
-    pc_timer_t reconnect_timer, send_timer;
+    pc_timer_t send_timer;
     send_op_t *head, *tail;
     int64_t next_seq;
     pc_waiter_t *create_waiter;
@@ -75,7 +69,6 @@ struct pulsarc_producer_s {
     int64_t last_seq_acked;
 };
 
-static void p_connect(pulsarc_producer_t *p);
 static void p_fail_all(pulsarc_producer_t *p, pulsarc_err_t err, const char *msg);
 
 /* ---------- lifetime ---------- */
@@ -244,7 +237,7 @@ static pulsarc_err_t encode_send(pulsarc_producer_t *p, send_op_t *op) {
 }
 
 static pulsarc_err_t check_size(pulsarc_producer_t *p, const send_op_t *op, char *m, size_t ml) {
-    size_t max = p->conn ? pc_conn_max_message_size(p->conn) : PC_DEFAULT_MAX_MESSAGE_SIZE;
+    size_t max = p->h.conn ? pc_conn_max_message_size(p->h.conn) : PC_DEFAULT_MAX_MESSAGE_SIZE;
     if (op->msg->len <= max)
         return PULSARC_OK;
     return pc_seterr(m, ml, PULSARC_ERR_MSG_TOO_BIG,
@@ -258,7 +251,7 @@ static void do_enqueue(void *arg) {
     pulsarc_producer_t *p = (pulsarc_producer_t *)op->next;
     op->next = NULL;
     char m[200];
-    pulsarc_err_t err = p->state >= P_CLOSING ? PULSARC_ERR_CLOSED : check_size(p, op, m, sizeof m);
+    pulsarc_err_t err = p->h.state >= PC_H_CLOSING ? PULSARC_ERR_CLOSED : check_size(p, op, m, sizeof m);
     if (err == PULSARC_ERR_CLOSED)
         snprintf(m, sizeof m, "producer is closed");
     if (!err) {
@@ -279,8 +272,8 @@ static void do_enqueue(void *arg) {
         else
             p->head = op;
         p->tail = op;
-        if (p->state == P_READY)
-            pc_conn_send_raw(p->conn, op->frame.data, op->frame.len);
+        if (p->h.state == PC_H_READY)
+            pc_conn_send_raw(p->h.conn, op->frame.data, op->frame.len);
         arm_send_timer(p);
     }
     p_unref(p);
@@ -309,20 +302,14 @@ static void handle_receipt(pulsarc_producer_t *p, pc_conn_t *conn,
     arm_send_timer(p);
 }
 
-static void schedule_reconnect(pulsarc_producer_t *p, int64_t delay) {
-    p->state = P_CONNECTING;
-    pc_timer_start(p->client->loop, &p->reconnect_timer, delay);
-}
-
 static void lose_connection(pulsarc_producer_t *p) {
-    if (p->conn)
-        pc_conn_detach_producer(p->conn, p->id);
-    p->conn = NULL;
-    if (p->state == P_READY)
-        schedule_reconnect(p, pc_backoff_next(&p->backoff));
+    if (p->h.conn)
+        pc_conn_detach_producer(p->h.conn, p->id);
+    pc_handler_lost(&p->h);
 }
 
-static void send_close_producer(pulsarc_producer_t *p, pc_conn_t *conn) {
+static void send_close_producer(pc_handler_t *h, pc_conn_t *conn) {
+    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)h - offsetof(pulsarc_producer_t, h));
     Pulsar__Proto__CommandCloseProducer cp = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
     cp.producer_id = p->id;
     cp.request_id = p->client->next_id++;
@@ -340,7 +327,7 @@ static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR:
         /* Re-create this producer; pending frames are resent in order. */
-        send_close_producer(p, conn);
+        send_close_producer(&p->h, conn);
         lose_connection(p);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
@@ -355,14 +342,14 @@ static void on_conn_closed(void *obj, pc_conn_t *conn, pulsarc_err_t why) {
     pulsarc_producer_t *p = obj;
     (void)conn;
     (void)why;
-    p->conn = NULL; /* the connection already forgot us */
-    if (p->state == P_READY)
-        schedule_reconnect(p, pc_backoff_next(&p->backoff));
+    pc_handler_lost(&p->h); /* the connection already forgot us */
 }
 
 static const pc_conn_handler_t producer_handler = {on_frame, on_conn_closed};
 
 /* ---------- (re)creating on the broker ---------- */
+
+#define P_OF(hp) ((pulsarc_producer_t *)((char *)(hp) - offsetof(pulsarc_producer_t, h)))
 
 static void finish_create(pulsarc_producer_t *p, pulsarc_err_t err, const char *msg) {
     if (p->create_waiter) {
@@ -375,23 +362,18 @@ static int is_final_for_producer(pulsarc_err_t err) {
     return err == PULSARC_ERR_BROKER_TOPIC_TERMINATED || err == PULSARC_ERR_BROKER_PRODUCER_FENCED;
 }
 
-static void create_failed(pulsarc_producer_t *p, pulsarc_err_t err, const char *msg) {
-    int64_t delay = pc_backoff_next(&p->backoff);
-    if (!p->created_once && (!pulsarc_err_is_retriable(err) || pc_now_ms() + delay > p->create_deadline)) {
-        p->state = P_CLOSED;
+static void h_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
+    pulsarc_producer_t *p = P_OF(h);
+    if (p->create_waiter)
         finish_create(p, err, msg);
-    } else if (p->created_once && is_final_for_producer(err)) {
-        p->state = P_CLOSED;
+    else
         p_fail_all(p, err, msg);
-    } else {
-        schedule_reconnect(p, delay);
-    }
 }
 
 static void adopt_success(pulsarc_producer_t *p, const Pulsar__Proto__CommandProducerSuccess *s) {
     if (!p->user_named && s->producer_name)
         snprintf(p->name, sizeof p->name, "%s", s->producer_name);
-    if (!p->created_once) {
+    if (p->create_waiter) { /* first creation only */
         int64_t last = s->has_last_sequence_id ? s->last_sequence_id : -1;
         if (last >= p->next_seq)
             p->next_seq = last + 1;
@@ -399,103 +381,51 @@ static void adopt_success(pulsarc_producer_t *p, const Pulsar__Proto__CommandPro
         p->last_seq_acked = last;
         pthread_mutex_unlock(&p->lock);
     }
-    p->created_once = 1;
 }
 
-static void go_ready(pulsarc_producer_t *p, pc_conn_t *conn) {
-    p->conn = conn;
-    p->state = P_READY;
+static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
+    pulsarc_producer_t *p = P_OF(h);
+    adopt_success(p, reply->cmd->producer_success);
     pc_conn_attach_producer(conn, p->id, &producer_handler, p);
-    pc_backoff_reset(&p->backoff);
     for (send_op_t *op = p->head; op; op = op->next)
         pc_conn_send_raw(conn, op->frame.data, op->frame.len);
     finish_create(p, PULSARC_OK, NULL);
 }
 
-static void on_producer_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
-    pulsarc_producer_t *p = arg;
-    pc_conn_t *conn = p->creating;
-    p->creating = NULL;
-    if (p->state != P_CONNECTING) {
-        if (!err) /* closed meanwhile: undo the creation on the broker */
-            send_close_producer(p, conn);
-    } else if (err) {
-        if (err == PULSARC_ERR_TIMEOUT)
-            send_close_producer(p, conn);
-        create_failed(p, err, msg);
-    } else {
-        adopt_success(p, f->cmd->producer_success);
-        go_ready(p, conn);
-    }
-    pc_conn_unref(conn);
-    p_unref(p);
-}
-
-static void send_producer_cmd(pulsarc_producer_t *p, pc_conn_t *conn) {
+static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
+    pulsarc_producer_t *p = P_OF(h);
     Pulsar__Proto__CommandProducer cp = PULSAR__PROTO__COMMAND_PRODUCER__INIT;
     cp.topic = p->topic.full;
     cp.producer_id = p->id;
     cp.request_id = p->client->next_id++;
     cp.producer_name = p->name[0] ? p->name : NULL;
     cp.has_epoch = 1;
-    cp.epoch = p->epoch++;
+    cp.epoch = h->epoch - 1;
     cp.has_user_provided_producer_name = 1;
     cp.user_provided_producer_name = p->user_named;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
     cmd.producer = &cp;
-    pc_conn_ref(conn);
-    p->creating = conn;
-    pc_conn_request(conn, &cmd, cp.request_id, p->client->op_timeout_ms, on_producer_reply, p);
+    pc_conn_request(conn, &cmd, cp.request_id, p->client->op_timeout_ms, pc_handler_created, h);
 }
 
-static void on_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *msg) {
-    pulsarc_producer_t *p = arg;
-    if (p->state != P_CONNECTING) {
-        p_unref(p);
-    } else if (err) {
-        create_failed(p, err, msg);
-        p_unref(p);
-    } else {
-        send_producer_cmd(p, conn); /* keeps our reference */
-    }
-}
+static void h_ref(pc_handler_t *h) { p_ref(P_OF(h)); }
+static void h_unref(pc_handler_t *h) { p_unref(P_OF(h)); }
 
-static void on_lookup(void *arg, pulsarc_err_t err, const char *msg, const pc_broker_addr_t *a) {
-    pulsarc_producer_t *p = arg;
-    if (p->state != P_CONNECTING) {
-        p_unref(p);
-    } else if (err) {
-        create_failed(p, err, msg);
-        p_unref(p);
-    } else {
-        pc_pool_get(p->client->pool, a->host, a->port, a->proxied ? a->proxy_to : NULL, on_conn, p);
-    }
-}
-
-static void p_connect(pulsarc_producer_t *p) {
-    p->state = P_CONNECTING;
-    p_ref(p);
-    pc_lookup_topic(&p->client->lookup, p->topic.full, on_lookup, p);
-}
-
-static void on_reconnect_timer(void *arg) {
-    pulsarc_producer_t *p = arg;
-    if (p->state == P_CONNECTING)
-        p_connect(p);
-}
+static const pc_handler_ops_t producer_ops = {
+    h_send_create, send_close_producer, h_ready, h_failed, is_final_for_producer, h_ref, h_unref,
+};
 
 static void do_start(void *arg) {
     pulsarc_producer_t *p = arg;
     p->id = p->client->next_id++;
-    p->create_deadline = pc_now_ms() + p->client->op_timeout_ms;
-    p_connect(p);
+    pc_handler_start(&p->h);
 }
 
 /* ---------- closing ---------- */
 
 static void mark_closed(pulsarc_producer_t *p) {
-    p->state = P_CLOSED;
+    p->h.state = PC_H_CLOSED;
     pthread_mutex_lock(&p->lock);
     p->closed = 1;
     pthread_cond_broadcast(&p->cond);
@@ -512,14 +442,10 @@ static void on_close_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, co
 
 static void do_close(void *arg) {
     pulsarc_producer_t *p = arg;
-    pc_loop_t *loop = p->client->loop;
-    pc_timer_stop(loop, &p->reconnect_timer);
     finish_create(p, PULSARC_ERR_CLOSED, "producer closed while connecting");
-    if (p->state == P_READY && p->conn) {
-        pc_conn_t *conn = p->conn;
+    pc_conn_t *conn = pc_handler_stop(&p->h);
+    if (conn) {
         pc_conn_detach_producer(conn, p->id);
-        p->conn = NULL;
-        p->state = P_CLOSING;
         Pulsar__Proto__CommandCloseProducer cp = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
         cp.producer_id = p->id;
         cp.request_id = p->client->next_id++;
@@ -529,7 +455,6 @@ static void do_close(void *arg) {
         pc_conn_request(conn, &cmd, cp.request_id, p->client->op_timeout_ms, on_close_reply, p);
         return; /* on_close_reply keeps the reference */
     }
-    p->state = P_CLOSING;
     p_fail_all(p, PULSARC_ERR_CLOSED, "producer closed");
     mark_closed(p);
     p_unref(p);
@@ -602,12 +527,7 @@ static pulsarc_producer_t *p_alloc(pulsarc_client_t *c, const pulsarc_conf_t *co
     p->send_timeout_ms = (int)pc_conf_int(conf, PC_PROP_SEND_TIMEOUT_MS);
     p->max_pending = (int)pc_conf_int(conf, PC_PROP_MAX_PENDING_MESSAGES);
     p->block_if_full = (int)pc_conf_int(conf, PC_PROP_BLOCK_IF_QUEUE_FULL);
-    pc_backoff_init(&p->backoff, pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
-                    pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS));
-    pc_timer_init(&p->reconnect_timer, on_reconnect_timer, p);
     pc_timer_init(&p->send_timer, on_send_timer, p);
-    if (p->send_timeout_ms == 0)
-        p->send_timeout_ms = 0; /* 0 keeps "never" */
     return p;
 }
 
@@ -625,6 +545,7 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
         p_unref(p);
         return err;
     }
+    pc_handler_init(&p->h, &producer_ops, c, p->topic.full);
     pc_waiter_t w;
     pc_waiter_init(&w);
     p->create_waiter = &w;

@@ -1,0 +1,61 @@
+/*
+ * What producers and consumers share: find the topic's broker, get a
+ * connection, create the resource there (PRODUCER / SUBSCRIBE), retry with
+ * backoff within the creation deadline, and once created reconnect forever
+ * when the connection drops or the broker closes the resource.
+ */
+#ifndef PC_HANDLER_H
+#define PC_HANDLER_H
+#include "client/client_int.h"
+#include "core/backoff.h"
+#include "net/conn.h"
+
+typedef enum { PC_H_CONNECTING, PC_H_READY, PC_H_CLOSING, PC_H_CLOSED } pc_hstate_t;
+
+typedef struct pc_handler pc_handler_t;
+
+typedef struct pc_handler_ops {
+    /* Sends the create command on conn; its reply must go to pc_handler_created. */
+    void (*send_create)(pc_handler_t *h, pc_conn_t *conn);
+    /* Sends the fire-and-forget close command (after a timeout, or a late success). */
+    void (*send_close)(pc_handler_t *h, pc_conn_t *conn);
+    /* Created (again): the owner attaches to conn and resumes. */
+    void (*on_ready)(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply);
+    /* Gave up: the first creation failed for good, or a final error after it. */
+    void (*on_failed)(pc_handler_t *h, pulsarc_err_t err, const char *msg);
+    /* Errors that end the resource even after it was created (may be NULL). */
+    int (*is_final)(pulsarc_err_t err);
+    /* The owner's reference count (callbacks hold one while in flight). */
+    void (*ref)(pc_handler_t *h);
+    void (*unref)(pc_handler_t *h);
+} pc_handler_ops_t;
+
+struct pc_handler {
+    const pc_handler_ops_t *ops;
+    pulsarc_client_t *client;
+    const char *topic;       /* borrowed from the owner */
+    pc_hstate_t state;
+    pc_conn_t *conn;         /* attached connection when READY */
+    pc_conn_t *creating;     /* connection the create command is in flight on */
+    int created_once;
+    int64_t create_deadline;
+    uint64_t epoch;          /* bumped on every create attempt */
+    pc_backoff_t backoff;
+    pc_timer_t reconnect_timer;
+};
+
+/* Any thread, before the loop sees it. */
+void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_client_t *c,
+                     const char *topic);
+/* Loop thread: begin the first creation (deadline: operationTimeoutMs). */
+void pc_handler_start(pc_handler_t *h);
+/* Loop thread: the reply callback to pass to pc_conn_request in send_create. */
+void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg);
+/* Loop thread: the connection dropped or the broker closed us; reconnect later. */
+void pc_handler_lost(pc_handler_t *h);
+/*
+ * Loop thread: stop reconnecting; returns the attached connection (now
+ * owned by the caller to send its close on) or NULL. State becomes CLOSING.
+ */
+pc_conn_t *pc_handler_stop(pc_handler_t *h);
+#endif
