@@ -211,6 +211,28 @@ PULSARC_API pulsarc_err_t pulsarc_msg_set_payload(pulsarc_msg_t *msg, const void
                                                   size_t len, int flags);
 /** Sets the partition key (copied). */
 PULSARC_API pulsarc_err_t pulsarc_msg_set_key(pulsarc_msg_t *msg, const char *key);
+/**
+ * Sets a binary partition key (copied). It travels base64-encoded with the
+ * "b64" flag, as the Java client's keyBytes() does; pulsarc_msg_key()
+ * then returns the base64 text and pulsarc_msg_key_bytes() the bytes.
+ */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_key_bytes(pulsarc_msg_t *msg, const void *key,
+                                                    size_t len);
+/** Ordering key for Key_Shared (copied); takes precedence over the key there. */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_ordering_key(pulsarc_msg_t *msg, const void *key,
+                                                       size_t len);
+/** Delayed delivery at an absolute time, ms since the epoch (Shared/Key_Shared). */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_deliver_at(pulsarc_msg_t *msg, uint64_t ms);
+/** Delayed delivery ms from now (the time is fixed when this is called). */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_deliver_after(pulsarc_msg_t *msg, uint64_t ms);
+/** Restricts geo-replication to these clusters (strings copied). */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_replication_clusters(pulsarc_msg_t *msg,
+                                                               const char *const *clusters,
+                                                               size_t n);
+/** Disables geo-replication of this message. */
+PULSARC_API pulsarc_err_t pulsarc_msg_disable_replication(pulsarc_msg_t *msg);
+/** Marks the message as a null value (a tombstone for compacted topics). */
+PULSARC_API pulsarc_err_t pulsarc_msg_set_null_value(pulsarc_msg_t *msg);
 /** Adds or replaces a property (both copied). */
 PULSARC_API pulsarc_err_t pulsarc_msg_set_property(pulsarc_msg_t *msg, const char *name,
                                                    const char *value);
@@ -224,6 +246,14 @@ PULSARC_API const void *pulsarc_msg_payload(const pulsarc_msg_t *msg);
 PULSARC_API size_t pulsarc_msg_len(const pulsarc_msg_t *msg);
 /** Partition key or NULL (borrowed from msg). */
 PULSARC_API const char *pulsarc_msg_key(const pulsarc_msg_t *msg);
+/** The key as bytes (decoded when it was binary) and its length; NULL if none. Borrowed. */
+PULSARC_API const void *pulsarc_msg_key_bytes(const pulsarc_msg_t *msg, size_t *len);
+/** The ordering key and its length, or NULL. Borrowed. */
+PULSARC_API const void *pulsarc_msg_ordering_key(const pulsarc_msg_t *msg, size_t *len);
+/** 1 when the message is a null value (tombstone). */
+PULSARC_API int pulsarc_msg_is_null_value(const pulsarc_msg_t *msg);
+/** Requested delivery time in ms since the epoch, 0 if not delayed. */
+PULSARC_API uint64_t pulsarc_msg_deliver_at(const pulsarc_msg_t *msg);
 /** Property value or NULL (borrowed from msg). */
 PULSARC_API const char *pulsarc_msg_property(const pulsarc_msg_t *msg, const char *name);
 /** Number of properties, and the i-th name/value (borrowed). */

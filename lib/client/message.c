@@ -9,6 +9,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "core/base64.h"
 
 pulsarc_msg_t *pulsarc_msg_new(void) {
     pulsarc_msg_t *m = calloc(1, sizeof *m);
@@ -32,6 +35,11 @@ void pulsarc_msg_destroy(pulsarc_msg_t *m) {
         return;
     free_payload(m);
     free(m->key);
+    free(m->key_bin);
+    free(m->ordering_key);
+    for (size_t i = 0; m->repl_clusters && m->repl_clusters[i]; i++)
+        free(m->repl_clusters[i]);
+    free(m->repl_clusters);
     for (size_t i = 0; i < m->nprops; i++) {
         free(m->props[i].name);
         free(m->props[i].value);
@@ -78,8 +86,111 @@ pulsarc_err_t pulsarc_msg_set_key(pulsarc_msg_t *m, const char *key) {
         return PULSARC_ERR_NOMEM;
     free(m->key);
     m->key = k;
+    m->key_b64 = 0;
     return PULSARC_OK;
 }
+
+pulsarc_err_t pulsarc_msg_set_key_bytes(pulsarc_msg_t *m, const void *key, size_t len) {
+    if (!m || (!key && len))
+        return PULSARC_ERR_INVALID_ARG;
+    char *k = malloc(pc_base64_len(len) + 1);
+    if (!k)
+        return PULSARC_ERR_NOMEM;
+    pc_base64_encode(key, len, k);
+    free(m->key);
+    m->key = k;
+    m->key_b64 = 1;
+    return pc_msg_set_bytes(&m->key_bin, &m->key_bin_len, key, len);
+}
+
+pulsarc_err_t pc_msg_set_bytes(uint8_t **dst, size_t *dlen, const void *src, size_t n) {
+    uint8_t *copy = malloc(n + 1);
+    if (!copy)
+        return PULSARC_ERR_NOMEM;
+    if (n)
+        memcpy(copy, src, n);
+    copy[n] = 0;
+    free(*dst);
+    *dst = copy;
+    *dlen = n;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_msg_set_ordering_key(pulsarc_msg_t *m, const void *key, size_t len) {
+    if (!m || (!key && len))
+        return PULSARC_ERR_INVALID_ARG;
+    return pc_msg_set_bytes(&m->ordering_key, &m->ordering_key_len, key, len);
+}
+
+pulsarc_err_t pulsarc_msg_set_deliver_at(pulsarc_msg_t *m, uint64_t ms) {
+    if (!m)
+        return PULSARC_ERR_INVALID_ARG;
+    m->deliver_at = ms;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_msg_set_deliver_after(pulsarc_msg_t *m, uint64_t ms) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return pulsarc_msg_set_deliver_at(m, now + ms);
+}
+
+pulsarc_err_t pulsarc_msg_set_replication_clusters(pulsarc_msg_t *m, const char *const *clusters,
+                                                   size_t n) {
+    if (!m || (!clusters && n))
+        return PULSARC_ERR_INVALID_ARG;
+    char **list = calloc(n + 1, sizeof *list);
+    if (!list)
+        return PULSARC_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (!clusters[i] || !(list[i] = strdup(clusters[i]))) {
+            for (size_t j = 0; j < i; j++)
+                free(list[j]);
+            free(list);
+            return clusters[i] ? PULSARC_ERR_NOMEM : PULSARC_ERR_INVALID_ARG;
+        }
+    }
+    for (size_t i = 0; m->repl_clusters && m->repl_clusters[i]; i++)
+        free(m->repl_clusters[i]);
+    free(m->repl_clusters);
+    m->repl_clusters = list;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_msg_disable_replication(pulsarc_msg_t *m) {
+    if (!m)
+        return PULSARC_ERR_INVALID_ARG;
+    m->repl_disabled = 1;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_msg_set_null_value(pulsarc_msg_t *m) {
+    if (!m)
+        return PULSARC_ERR_INVALID_ARG;
+    m->null_value = 1;
+    return PULSARC_OK;
+}
+
+const void *pulsarc_msg_key_bytes(const pulsarc_msg_t *m, size_t *len) {
+    if (!m || !m->key) {
+        if (len)
+            *len = 0;
+        return NULL;
+    }
+    if (len)
+        *len = m->key_b64 ? m->key_bin_len : strlen(m->key);
+    return m->key_b64 ? (const void *)m->key_bin : (const void *)m->key;
+}
+
+const void *pulsarc_msg_ordering_key(const pulsarc_msg_t *m, size_t *len) {
+    if (len)
+        *len = m ? m->ordering_key_len : 0;
+    return m ? m->ordering_key : NULL;
+}
+
+int pulsarc_msg_is_null_value(const pulsarc_msg_t *m) { return m ? m->null_value : 0; }
+uint64_t pulsarc_msg_deliver_at(const pulsarc_msg_t *m) { return m ? m->deliver_at : 0; }
 
 static char *dupn(const char *s, size_t n) {
     char *d = malloc(n + 1);

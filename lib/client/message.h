@@ -13,7 +13,16 @@ struct pulsarc_msg_s {
     uint8_t *data;
     size_t len;
     int owns_data;        /* free(data) on destroy */
-    char *key;
+    char *key;            /* partition key; base64 text when key_b64 */
+    int key_b64;          /* the key is binary, sent base64-encoded */
+    uint8_t *key_bin;     /* decoded binary key (received b64 keys) */
+    size_t key_bin_len;
+    uint8_t *ordering_key;
+    size_t ordering_key_len;
+    uint64_t deliver_at;  /* absolute ms since the epoch; 0: now */
+    char **repl_clusters; /* NULL-terminated, or NULL */
+    int repl_disabled;
+    int null_value;
     pc_prop_kv_t *props;
     size_t nprops, capprops;
     uint64_t event_time;
@@ -30,6 +39,8 @@ struct pulsarc_msg_s {
 /* Adds a property without checking for an existing name (decode path). */
 pulsarc_err_t pc_msg_add_property(pulsarc_msg_t *m, const char *name, size_t nlen,
                                   const char *value, size_t vlen);
+/* Stores a copy of n bytes at *dst (NUL-terminated for convenience). */
+pulsarc_err_t pc_msg_set_bytes(uint8_t **dst, size_t *dlen, const void *src, size_t n);
 /* Sets the payload to a fresh copy of data. */
 pulsarc_err_t pc_msg_copy_payload(pulsarc_msg_t *m, const void *data, size_t len);
 #endif
