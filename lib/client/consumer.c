@@ -26,6 +26,7 @@
 #include "client/client_int.h"
 #include "client/handler.h"
 #include "client/message.h"
+#include "client/rx_decode.h"
 #include "core/err.h"
 #include "net/conn.h"
 
@@ -39,6 +40,7 @@ struct pulsarc_consumer_s {
     /* loop thread */
     pc_handler_t h;          /* connection state machine */
     pc_waiter_t *create_waiter;
+    pc_rxpool_t *pool;       /* memory of received messages */
     pc_waiter_t *unsub_waiter;
     /* configuration */
     int sub_type;
@@ -75,6 +77,7 @@ static void c_unref(pulsarc_consumer_t *c) {
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
     clear_queue_locked(c);
+    pc_rxpool_release(c->pool);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
     free(c->sub);
@@ -178,186 +181,40 @@ static void enqueue_msgs(pulsarc_consumer_t *c, pulsarc_msg_t *first, pulsarc_ms
         post_flow(c);
 }
 
-static pulsarc_err_t fill_common(pulsarc_consumer_t *c, pulsarc_msg_t *m,
-                                 const Pulsar__Proto__MessageMetadata *md,
-                                 const Pulsar__Proto__CommandMessage *cm) {
-    m->publish_time = md->publish_time;
-    m->seq = (int64_t)md->sequence_id;
-    m->redelivery_count = cm->has_redelivery_count ? cm->redelivery_count : 0;
-    m->producer_name = md->producer_name ? strdup(md->producer_name) : NULL;
-    m->topic = strdup(c->topic.full);
-    m->id.ledger_id = (int64_t)cm->message_id->ledgerid;
-    m->id.entry_id = (int64_t)cm->message_id->entryid;
-    m->id.partition = c->topic.partition;
-    m->id.batch_index = -1;
-    m->id.batch_size = 0;
-    return m->topic ? PULSARC_OK : PULSARC_ERR_NOMEM;
-}
-
-static pulsarc_err_t fill_props(pulsarc_msg_t *m, Pulsar__Proto__KeyValue **kv, size_t n,
-                                const char *key, int has_event_time, uint64_t event_time) {
-    for (size_t i = 0; i < n; i++) {
-        const char *v = kv[i]->value ? kv[i]->value : "";
-        if (pc_msg_add_property(m, kv[i]->key, strlen(kv[i]->key), v, strlen(v)))
-            return PULSARC_ERR_NOMEM;
-    }
-    if (key && !(m->key = strdup(key)))
-        return PULSARC_ERR_NOMEM;
-    if (has_event_time)
-        m->event_time = event_time;
-    return PULSARC_OK;
-}
-
-static pulsarc_msg_t *single_message(pulsarc_consumer_t *c, const pc_frame_t *f,
-                                     const Pulsar__Proto__MessageMetadata *md) {
-    pulsarc_msg_t *m = pulsarc_msg_new();
-    if (!m || fill_common(c, m, md, f->cmd->message) ||
-        fill_props(m, md->properties, md->n_properties, md->partition_key, md->has_event_time,
-                   md->event_time) ||
-        pc_msg_copy_payload(m, f->payload, f->payload_len)) {
-        pulsarc_msg_destroy(m);
-        return NULL;
-    }
-    return m;
-}
-
-/* 1 when the broker's ack_set says index i was already acknowledged. */
-static int acked_in_set(const Pulsar__Proto__CommandMessage *cm, int i) {
-    if (!cm->n_ack_set)
-        return 0;
-    size_t w = (size_t)i / 64;
-    if (w >= cm->n_ack_set)
-        return 0;
-    return !((uint64_t)cm->ack_set[w] & (UINT64_C(1) << (i % 64)));
-}
-
-typedef struct batch_out {
-    pulsarc_msg_t *first, *last;
-    size_t n;
-    uint32_t dropped;
-} batch_out_t;
-
-static void batch_push(batch_out_t *o, pulsarc_msg_t *m) {
-    if (o->last)
-        o->last->next = m;
-    else
-        o->first = m;
-    o->last = m;
-    o->n++;
-}
-
-static pulsarc_msg_t *batch_entry(pulsarc_consumer_t *c, const pc_frame_t *f,
-                                  const Pulsar__Proto__MessageMetadata *md,
-                                  const Pulsar__Proto__SingleMessageMetadata *sm,
-                                  const uint8_t *data, int i, int n) {
-    pulsarc_msg_t *m = pulsarc_msg_new();
-    if (!m || fill_common(c, m, md, f->cmd->message) ||
-        fill_props(m, sm->properties, sm->n_properties, sm->partition_key, sm->has_event_time,
-                   sm->event_time) ||
-        pc_msg_copy_payload(m, data, (size_t)sm->payload_size)) {
-        pulsarc_msg_destroy(m);
-        return NULL;
-    }
-    if (sm->has_sequence_id)
-        m->seq = (int64_t)sm->sequence_id;
-    m->id.batch_index = i;
-    m->id.batch_size = n;
-    return m;
-}
-
-/* Walks a batch payload; returns -1 if it is malformed. */
-static int split_batch(pulsarc_consumer_t *c, const pc_frame_t *f,
-                       const Pulsar__Proto__MessageMetadata *md, batch_out_t *o) {
-    const uint8_t *p = f->payload, *end = f->payload + f->payload_len;
-    int n = md->num_messages_in_batch;
-    for (int i = 0; i < n; i++) {
-        if (end - p < 4)
-            return -1;
-        uint32_t smlen = pc_rd_u32(p);
-        if ((size_t)(end - p - 4) < smlen)
-            return -1;
-        Pulsar__Proto__SingleMessageMetadata *sm =
-            pulsar__proto__single_message_metadata__unpack(NULL, smlen, p + 4);
-        p += 4 + smlen;
-        if (!sm || sm->payload_size < 0 || (size_t)(end - p) < (size_t)sm->payload_size) {
-            if (sm)
-                pulsar__proto__single_message_metadata__free_unpacked(sm, NULL);
-            return -1;
-        }
-        const uint8_t *data = p;
-        p += sm->payload_size;
-        if (acked_in_set(f->cmd->message, i) || (sm->has_compacted_out && sm->compacted_out)) {
-            o->dropped++;
-        } else {
-            pulsarc_msg_t *m = batch_entry(c, f, md, sm, data, i, n);
-            if (m)
-                batch_push(o, m);
-            else
-                o->dropped++;
-        }
-        pulsar__proto__single_message_metadata__free_unpacked(sm, NULL);
-    }
-    return 0;
-}
-
-static void free_list(pulsarc_msg_t *m) {
-    while (m) {
-        pulsarc_msg_t *next = m->next;
-        pulsarc_msg_destroy(m);
-        m = next;
-    }
-}
-
 /* Drops an entry we cannot use: tells the broker why and refunds its permits. */
 static void discard_entry(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int why, uint32_t permits) {
     send_ack(c, id, why);
     enqueue_msgs(c, NULL, NULL, 0, permits);
 }
 
-static void handle_entry(pulsarc_consumer_t *c, const pc_frame_t *f,
-                         const Pulsar__Proto__MessageMetadata *md) {
-    const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
-    pulsarc_msgid_t eid = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
-                           c->topic.partition, -1, 0};
-    int batched = md->has_num_messages_in_batch;
-    uint32_t permits = batched && md->num_messages_in_batch > 0 ? (uint32_t)md->num_messages_in_batch : 1;
-    if (md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE) {
-        fprintf(stderr, "pulsarc: %s: entry %lld:%lld uses an unsupported codec (%d); skipped\n",
-                c->topic.full, (long long)eid.ledger_id, (long long)eid.entry_id, (int)md->compression);
-        discard_entry(c, &eid, PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__DecompressionError, permits);
-        return;
-    }
-    if (!batched) {
-        pulsarc_msg_t *m = single_message(c, f, md);
-        enqueue_msgs(c, m, m, m ? 1 : 0, m ? 0 : 1);
-        return;
-    }
-    batch_out_t o = {0};
-    if (split_batch(c, f, md, &o) < 0) {
-        free_list(o.first);
-        discard_entry(c, &eid, PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__BatchDeSerializeError, permits);
-        return;
-    }
-    enqueue_msgs(c, o.first, o.last, o.n, o.dropped + (permits > o.n + o.dropped ? permits - o.n - o.dropped : 0));
+static void report_discard(pulsarc_consumer_t *c, const char *why) {
+    fprintf(stderr, "pulsarc: %s/%s: entry discarded: %s\n", c->topic.full, c->sub, why);
 }
 
 static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_frame_t *f) {
     const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
     if (c->h.state != PC_H_READY || conn != c->h.conn || !cm->message_id)
         return;
-    pulsarc_msgid_t eid = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
-                           c->topic.partition, -1, 0};
-    if (!f->has_payload || !f->checksum_ok) {
-        discard_entry(c, &eid, PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__ChecksumMismatch, 1);
+    pc_rx_opts_t o = {c->topic.partition, NULL};
+    pc_rx_result_t r;
+    pc_rx_decode(c->pool, f, &o, &r);
+    if (r.chunk_entry) { /* chunked messages: not supported yet, see chunk assembler */
+        pc_entry_unref(r.chunk_entry);
+        r.validation_error = PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__DecompressionError;
+        snprintf(r.error, sizeof r.error, "chunked message not supported by this consumer");
+    }
+    if (r.validation_error != -1) {
+        pulsarc_msgid_t eid = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
+                               c->topic.partition, -1, 0};
+        report_discard(c, r.error);
+        if (r.validation_error >= 0)
+            discard_entry(c, &eid, r.validation_error, r.permits);
+        else
+            enqueue_msgs(c, NULL, NULL, 0, r.permits);
         return;
     }
-    Pulsar__Proto__MessageMetadata *md = pulsar__proto__message_metadata__unpack(NULL, f->meta_len, f->meta);
-    if (!md) {
-        discard_entry(c, &eid, PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__BatchDeSerializeError, 1);
-        return;
-    }
-    handle_entry(c, f, md);
-    pulsar__proto__message_metadata__free_unpacked(md, NULL);
+    uint32_t refund = r.permits > r.n ? r.permits - (uint32_t)r.n : 0;
+    enqueue_msgs(c, r.first, r.last, r.n, refund);
 }
 
 /* ---------- connection events ---------- */
@@ -713,6 +570,11 @@ pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *cl, const char *topic, cons
         return err;
     }
     pc_handler_init(&c->h, &consumer_ops, cl, c->topic.full);
+    c->pool = pc_rxpool_new(c->topic.full, (size_t)64 << 20); /* decompressed entry limit */
+    if (!c->pool) {
+        c_unref(c);
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    }
     pc_waiter_t w;
     pc_waiter_init(&w);
     c->create_waiter = &w;

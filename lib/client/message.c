@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client/rxpool.h"
 #include "core/base64.h"
 
 pulsarc_msg_t *pulsarc_msg_new(void) {
@@ -33,6 +34,10 @@ static void free_payload(pulsarc_msg_t *m) {
 void pulsarc_msg_destroy(pulsarc_msg_t *m) {
     if (!m)
         return;
+    if (m->entry) { /* a received view: back to its pool */
+        pc_rxmsg_put(m);
+        return;
+    }
     free_payload(m);
     free(m->key);
     free(m->key_bin);
@@ -64,6 +69,8 @@ pulsarc_err_t pc_msg_copy_payload(pulsarc_msg_t *m, const void *data, size_t len
 }
 
 pulsarc_err_t pulsarc_msg_set_payload(pulsarc_msg_t *m, const void *data, size_t len, int flags) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m || (!data && len))
         return PULSARC_ERR_INVALID_ARG;
     if (flags & ~(PULSARC_MSG_F_COPY | PULSARC_MSG_F_FREE | PULSARC_MSG_F_BORROW) ||
@@ -79,6 +86,8 @@ pulsarc_err_t pulsarc_msg_set_payload(pulsarc_msg_t *m, const void *data, size_t
 }
 
 pulsarc_err_t pulsarc_msg_set_key(pulsarc_msg_t *m, const char *key) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m || !key)
         return PULSARC_ERR_INVALID_ARG;
     char *k = strdup(key);
@@ -91,6 +100,8 @@ pulsarc_err_t pulsarc_msg_set_key(pulsarc_msg_t *m, const char *key) {
 }
 
 pulsarc_err_t pulsarc_msg_set_key_bytes(pulsarc_msg_t *m, const void *key, size_t len) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m || (!key && len))
         return PULSARC_ERR_INVALID_ARG;
     char *k = malloc(pc_base64_len(len) + 1);
@@ -117,12 +128,16 @@ pulsarc_err_t pc_msg_set_bytes(uint8_t **dst, size_t *dlen, const void *src, siz
 }
 
 pulsarc_err_t pulsarc_msg_set_ordering_key(pulsarc_msg_t *m, const void *key, size_t len) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m || (!key && len))
         return PULSARC_ERR_INVALID_ARG;
     return pc_msg_set_bytes(&m->ordering_key, &m->ordering_key_len, key, len);
 }
 
 pulsarc_err_t pulsarc_msg_set_deliver_at(pulsarc_msg_t *m, uint64_t ms) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m)
         return PULSARC_ERR_INVALID_ARG;
     m->deliver_at = ms;
@@ -138,6 +153,8 @@ pulsarc_err_t pulsarc_msg_set_deliver_after(pulsarc_msg_t *m, uint64_t ms) {
 
 pulsarc_err_t pulsarc_msg_set_replication_clusters(pulsarc_msg_t *m, const char *const *clusters,
                                                    size_t n) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m || (!clusters && n))
         return PULSARC_ERR_INVALID_ARG;
     char **list = calloc(n + 1, sizeof *list);
@@ -159,6 +176,8 @@ pulsarc_err_t pulsarc_msg_set_replication_clusters(pulsarc_msg_t *m, const char 
 }
 
 pulsarc_err_t pulsarc_msg_disable_replication(pulsarc_msg_t *m) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m)
         return PULSARC_ERR_INVALID_ARG;
     m->repl_disabled = 1;
@@ -166,6 +185,8 @@ pulsarc_err_t pulsarc_msg_disable_replication(pulsarc_msg_t *m) {
 }
 
 pulsarc_err_t pulsarc_msg_set_null_value(pulsarc_msg_t *m) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m)
         return PULSARC_ERR_INVALID_ARG;
     m->null_value = 1;
@@ -224,6 +245,8 @@ pulsarc_err_t pc_msg_add_property(pulsarc_msg_t *m, const char *name, size_t nle
 }
 
 pulsarc_err_t pulsarc_msg_set_property(pulsarc_msg_t *m, const char *name, const char *value) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m || !name || !value || !*name)
         return PULSARC_ERR_INVALID_ARG;
     for (size_t i = 0; i < m->nprops; i++) {
@@ -240,6 +263,8 @@ pulsarc_err_t pulsarc_msg_set_property(pulsarc_msg_t *m, const char *name, const
 }
 
 pulsarc_err_t pulsarc_msg_set_event_time(pulsarc_msg_t *m, uint64_t ms) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m)
         return PULSARC_ERR_INVALID_ARG;
     m->event_time = ms;
@@ -247,6 +272,8 @@ pulsarc_err_t pulsarc_msg_set_event_time(pulsarc_msg_t *m, uint64_t ms) {
 }
 
 pulsarc_err_t pulsarc_msg_set_sequence_id(pulsarc_msg_t *m, int64_t seq) {
+    if (m && m->entry)
+        return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m || seq < 0)
         return PULSARC_ERR_INVALID_ARG;
     m->seq = seq;

@@ -34,6 +34,8 @@ struct pulsarc_msg_s {
     char *producer_name;
     char *topic;
     struct pulsarc_msg_s *next; /* consumer receive queue link */
+    /* Received messages are views: every pointer above borrows from entry. */
+    struct pc_entry *entry;
 };
 
 /* Adds a property without checking for an existing name (decode path). */

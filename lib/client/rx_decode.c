@@ -1,0 +1,462 @@
+/*
+ * Design notes: the consumer's hot path. One MESSAGE frame becomes one
+ * entry (pooled) holding the payload — copied once, or decompressed into
+ * it — and the entry's metadata unpacked into the entry's arena. Each
+ * message of a batch is then a pooled view into that entry: no per-message
+ * malloc and no per-message copy of the payload.
+ *
+ * SingleMessageMetadata is read by a small hand-written protobuf reader
+ * instead of protobuf-c: it runs once per message and needs no allocation
+ * for the common case (no key, no properties). Everything the peer sends
+ * is bounds-checked against the entry; a batch claiming more messages than
+ * its bytes can hold fails when the bytes run out, before any allocation.
+ *
+ * Runs on the consumer's io thread; touches only the entry it fills.
+ */
+#include "client/rx_decode.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base64.h"
+#include "core/codec.h"
+
+#define VE_UNCOMPRESSED_SIZE PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__UncompressedSizeCorruption
+#define VE_DECOMPRESSION PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__DecompressionError
+#define VE_CHECKSUM PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__ChecksumMismatch
+#define VE_BATCH PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__BatchDeSerializeError
+
+/* ---------- a minimal protobuf wire reader ---------- */
+
+static int rd_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
+    const uint8_t *p = *pp;
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64 && p < end; shift += 7) {
+        uint8_t b = *p++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = r;
+            *pp = p;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Reads one field: its number, wire type, and value (varint or bytes). */
+typedef struct field {
+    uint32_t num;
+    int wt;
+    uint64_t v;
+    const uint8_t *bytes;
+    size_t len;
+} field_t;
+
+static int rd_field(const uint8_t **pp, const uint8_t *end, field_t *f) {
+    uint64_t key;
+    if (rd_varint(pp, end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
+        return -1;
+    f->num = (uint32_t)(key >> 3);
+    f->wt = (int)(key & 7);
+    switch (f->wt) {
+    case 0:
+        return rd_varint(pp, end, &f->v);
+    case 1:
+    case 5: {
+        size_t n = f->wt == 1 ? 8 : 4;
+        if ((size_t)(end - *pp) < n)
+            return -1;
+        *pp += n;
+        return 0;
+    }
+    case 2:
+        if (rd_varint(pp, end, &f->v) || f->v > (uint64_t)(end - *pp))
+            return -1;
+        f->bytes = *pp;
+        f->len = (size_t)f->v;
+        *pp += f->len;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* SingleMessageMetadata, as offsets into the batch payload. */
+typedef struct smm {
+    const uint8_t *start, *end;
+    int nprops;
+    const uint8_t *key, *okey;
+    size_t keylen, oklen;
+    int has_key, has_okey, b64, compacted, null_value, has_event_time, has_seq, has_size;
+    uint64_t event_time, seq;
+    int64_t payload_size;
+} smm_t;
+
+static void smm_take(smm_t *s, const field_t *f) {
+    switch (f->num) {
+    case 1: s->nprops += f->wt == 2; break;
+    case 2: if (f->wt == 2) s->key = f->bytes, s->keylen = f->len, s->has_key = 1; break;
+    case 3: if (f->wt == 0) s->payload_size = (int32_t)f->v, s->has_size = 1; break;
+    case 4: if (f->wt == 0) s->compacted = f->v != 0; break;
+    case 5: if (f->wt == 0) s->event_time = f->v, s->has_event_time = 1; break;
+    case 6: if (f->wt == 0) s->b64 = f->v != 0; break;
+    case 7: if (f->wt == 2) s->okey = f->bytes, s->oklen = f->len, s->has_okey = 1; break;
+    case 8: if (f->wt == 0) s->seq = f->v, s->has_seq = 1; break;
+    case 9: if (f->wt == 0) s->null_value = f->v != 0; break;
+    default: break;
+    }
+}
+
+static int parse_smm(const uint8_t *p, const uint8_t *end, smm_t *s) {
+    memset(s, 0, sizeof *s);
+    s->start = p;
+    s->end = end;
+    while (p < end) {
+        field_t f;
+        if (rd_field(&p, end, &f))
+            return -1;
+        smm_take(s, &f);
+    }
+    return s->has_size && s->payload_size >= 0 ? 0 : -1;
+}
+
+/* ---------- building message views ---------- */
+
+__attribute__((format(printf, 3, 4))) static void result_fail(pc_rx_result_t *r, int ve,
+                                                              const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    r->validation_error = ve;
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+}
+
+static void push(pc_rx_result_t *r, pulsarc_msg_t *m) {
+    if (r->last)
+        r->last->next = m;
+    else
+        r->first = m;
+    r->last = m;
+    r->n++;
+}
+
+void pc_rx_result_discard(pc_rx_result_t *r) {
+    pulsarc_msg_t *m = r->first;
+    while (m) {
+        pulsarc_msg_t *next = m->next;
+        pulsarc_msg_destroy(m);
+        m = next;
+    }
+    r->first = r->last = NULL;
+    r->n = 0;
+}
+
+/* Key (decoding base64 keys) into the message; 0 on success. */
+static int set_key(pc_arena_t *a, pulsarc_msg_t *m, const uint8_t *k, size_t n, int b64) {
+    if (!(m->key = pc_arena_strndup(a, k, n)))
+        return -1;
+    if (!b64)
+        return 0;
+    uint8_t *bin = pc_arena_alloc(a, n / 4 * 3 + 1);
+    long len = bin ? pc_base64_decode(m->key, n, bin) : -1;
+    if (len < 0)
+        return 0; /* not valid base64: keep the text key only */
+    m->key_b64 = 1;
+    m->key_bin = bin;
+    m->key_bin_len = (size_t)len;
+    return 0;
+}
+
+static int set_kv(pc_arena_t *a, pc_prop_kv_t *kv, const uint8_t *p, const uint8_t *end) {
+    const uint8_t *k = NULL, *v = NULL;
+    size_t kl = 0, vl = 0;
+    while (p < end) {
+        field_t f;
+        if (rd_field(&p, end, &f))
+            return -1;
+        if (f.num == 1 && f.wt == 2)
+            k = f.bytes, kl = f.len;
+        else if (f.num == 2 && f.wt == 2)
+            v = f.bytes, vl = f.len;
+    }
+    if (!k)
+        return -1;
+    kv->name = pc_arena_strndup(a, k, kl);
+    kv->value = pc_arena_strndup(a, v ? v : (const uint8_t *)"", vl);
+    return kv->name && kv->value ? 0 : -1;
+}
+
+static int set_smm_props(pc_arena_t *a, pulsarc_msg_t *m, const smm_t *s) {
+    if (!s->nprops)
+        return 0;
+    m->props = pc_arena_alloc(a, sizeof *m->props * (size_t)s->nprops);
+    if (!m->props)
+        return -1;
+    const uint8_t *p = s->start;
+    while (p < s->end) {
+        field_t f;
+        if (rd_field(&p, s->end, &f))
+            return -1;
+        if (f.num == 1 && f.wt == 2 && set_kv(a, &m->props[m->nprops++], f.bytes, f.bytes + f.len))
+            return -1;
+    }
+    return 0;
+}
+
+static void fill_entry_fields(pulsarc_msg_t *m, const Pulsar__Proto__MessageMetadata *md,
+                              const Pulsar__Proto__CommandMessage *cm, int32_t partition) {
+    m->publish_time = md->publish_time;
+    m->seq = (int64_t)md->sequence_id;
+    m->producer_name = md->producer_name; /* lives in the entry's arena */
+    m->redelivery_count = cm->has_redelivery_count ? cm->redelivery_count : 0;
+    m->id.ledger_id = (int64_t)cm->message_id->ledgerid;
+    m->id.entry_id = (int64_t)cm->message_id->entryid;
+    m->id.partition = partition;
+    m->id.batch_index = -1;
+    m->id.batch_size = 0;
+}
+
+static int fill_from_smm(pc_entry_t *e, pulsarc_msg_t *m, const smm_t *s) {
+    if (s->has_key && set_key(&e->arena, m, s->key, s->keylen, s->b64))
+        return -1;
+    if (s->has_okey) {
+        if (!(m->ordering_key = (uint8_t *)pc_arena_strndup(&e->arena, s->okey, s->oklen)))
+            return -1;
+        m->ordering_key_len = s->oklen;
+    }
+    if (s->has_event_time)
+        m->event_time = s->event_time;
+    if (s->has_seq)
+        m->seq = (int64_t)s->seq;
+    m->null_value = s->null_value;
+    return set_smm_props(&e->arena, m, s);
+}
+
+static int skip_id(const pc_rx_opts_t *o, const pulsarc_msgid_t *id) {
+    return o->skip_upto && pulsarc_msgid_compare(id, o->skip_upto) <= 0;
+}
+
+static int acked_in_set(const Pulsar__Proto__CommandMessage *cm, int i) {
+    size_t w = (size_t)i / 64;
+    if (!cm->n_ack_set || w >= cm->n_ack_set)
+        return 0;
+    return !((uint64_t)cm->ack_set[w] & (UINT64_C(1) << (i % 64)));
+}
+
+/* One record of a batch: [u32 size][SingleMessageMetadata][payload]. */
+static int next_record(const uint8_t **pp, const uint8_t *end, smm_t *s, const uint8_t **payload) {
+    const uint8_t *p = *pp;
+    if (end - p < 4)
+        return -1;
+    uint32_t n = pc_rd_u32(p);
+    p += 4;
+    if ((size_t)(end - p) < n || parse_smm(p, p + n, s))
+        return -1;
+    p += n;
+    if ((uint64_t)(end - p) < (uint64_t)s->payload_size)
+        return -1;
+    *payload = p;
+    *pp = p + s->payload_size;
+    return 0;
+}
+
+static int add_batch_msg(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                         const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
+                         const smm_t *s, const uint8_t *payload, int i, pc_rx_result_t *r) {
+    pulsarc_msg_t *m = pc_rxmsg_get(e);
+    if (!m)
+        return -1;
+    fill_entry_fields(m, md, cm, o->partition);
+    m->id.batch_index = i;
+    m->id.batch_size = md->num_messages_in_batch;
+    m->data = (uint8_t *)payload;
+    m->len = (size_t)s->payload_size;
+    if (fill_from_smm(e, m, s)) {
+        pulsarc_msg_destroy(m);
+        return -1;
+    }
+    push(r, m);
+    return 0;
+}
+
+static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                        const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
+                        pc_rx_result_t *r) {
+    const uint8_t *p = e->data.data, *end = p + e->data.len;
+    int n = md->num_messages_in_batch;
+    for (int i = 0; i < n; i++) {
+        smm_t s;
+        const uint8_t *payload;
+        if (next_record(&p, end, &s, &payload)) {
+            pc_rx_result_discard(r);
+            result_fail(r, VE_BATCH, "batch record %d of %d is malformed or truncated", i, n);
+            return;
+        }
+        pulsarc_msgid_t id = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
+                              o->partition, i, n};
+        if (s.compacted || acked_in_set(cm, i) || skip_id(o, &id))
+            continue;
+        if (add_batch_msg(e, md, cm, o, &s, payload, i, r)) {
+            pc_rx_result_discard(r);
+            result_fail(r, -2, "out of memory decoding a batch of %d", n);
+            return;
+        }
+    }
+}
+
+static int fill_from_md(pc_entry_t *e, pulsarc_msg_t *m, const Pulsar__Proto__MessageMetadata *md) {
+    if (md->partition_key &&
+        set_key(&e->arena, m, (const uint8_t *)md->partition_key, strlen(md->partition_key),
+                md->has_partition_key_b64_encoded && md->partition_key_b64_encoded))
+        return -1;
+    if (md->has_ordering_key) {
+        m->ordering_key = md->ordering_key.data;
+        m->ordering_key_len = md->ordering_key.len;
+    }
+    m->event_time = md->has_event_time ? md->event_time : 0;
+    m->null_value = md->has_null_value && md->null_value;
+    if (!md->n_properties)
+        return 0;
+    m->props = pc_arena_alloc(&e->arena, sizeof *m->props * md->n_properties);
+    if (!m->props)
+        return -1;
+    for (size_t i = 0; i < md->n_properties; i++) {
+        m->props[i].name = md->properties[i]->key;
+        m->props[i].value = md->properties[i]->value ? md->properties[i]->value : (char *)"";
+    }
+    m->nprops = md->n_properties;
+    return 0;
+}
+
+static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                         const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
+                         pc_rx_result_t *r) {
+    pulsarc_msgid_t id = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
+                          o->partition, -1, 0};
+    if (skip_id(o, &id))
+        return;
+    pulsarc_msg_t *m = pc_rxmsg_get(e);
+    if (!m || (fill_entry_fields(m, md, cm, o->partition), fill_from_md(e, m, md))) {
+        if (m)
+            pulsarc_msg_destroy(m);
+        result_fail(r, -2, "out of memory decoding entry %lld:%lld", (long long)id.ledger_id,
+                    (long long)id.entry_id);
+        return;
+    }
+    m->data = e->data.data;
+    m->len = e->data.len;
+    push(r, m);
+}
+
+/* ---------- payload ---------- */
+
+static int decompress_into(pc_buf_t *dst, const Pulsar__Proto__MessageMetadata *md,
+                           const uint8_t *src, size_t len, size_t limit, pc_rx_result_t *r) {
+    pc_codec_t codec = (pc_codec_t)md->compression;
+    if (!pc_codec_available(codec)) {
+        result_fail(r, VE_DECOMPRESSION, "entry uses codec %d (%s), which this build cannot decode",
+                    (int)md->compression, pc_codec_name(codec));
+        return -1;
+    }
+    if (!md->has_uncompressed_size || md->uncompressed_size > limit) {
+        result_fail(r, VE_UNCOMPRESSED_SIZE, "uncompressed size %u is missing or above the limit %zu",
+                    md->uncompressed_size, limit);
+        return -1;
+    }
+    dst->len = 0;
+    char why[200];
+    if (pc_buf_reserve(dst, md->uncompressed_size) ||
+        pc_codec_decompress(codec, src, len, dst->data, md->uncompressed_size, why, sizeof why)) {
+        result_fail(r, VE_DECOMPRESSION, "%s payload does not decompress to %u bytes: %s",
+                    pc_codec_name(codec), md->uncompressed_size, why);
+        return -1;
+    }
+    dst->len = md->uncompressed_size;
+    return 0;
+}
+
+static int load_payload(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                        const uint8_t *src, size_t len, pc_rx_result_t *r) {
+    if (md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE)
+        return decompress_into(&e->data, md, src, len, e->pool->max_entry_bytes, r);
+    e->data.len = 0;
+    if (pc_buf_append(&e->data, src, len)) {
+        result_fail(r, VE_UNCOMPRESSED_SIZE, "entry of %zu bytes is above the limit %zu", len,
+                    e->pool->max_entry_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+static void build(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                  const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o, pc_rx_result_t *r) {
+    if (md->has_num_messages_in_batch)
+        build_batch(e, md, cm, o, r);
+    else
+        build_single(e, md, cm, o, r);
+}
+
+static void *arena_alloc_cb(void *ad, size_t n) { return pc_arena_alloc(ad, n); }
+static void arena_free_cb(void *ad, void *p) { (void)ad, (void)p; }
+
+void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
+                  pc_rx_result_t *r) {
+    memset(r, 0, sizeof *r);
+    r->validation_error = -1;
+    r->permits = 1;
+    const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
+    if (!f->has_payload || !f->checksum_ok) {
+        result_fail(r, VE_CHECKSUM, "entry %llu:%llu failed its CRC32C check",
+                    (unsigned long long)cm->message_id->ledgerid,
+                    (unsigned long long)cm->message_id->entryid);
+        return;
+    }
+    pc_entry_t *e = pc_entry_get(pool);
+    if (!e) {
+        result_fail(r, -2, "out of memory");
+        return;
+    }
+    ProtobufCAllocator al = {arena_alloc_cb, arena_free_cb, &e->arena};
+    Pulsar__Proto__MessageMetadata *md = pulsar__proto__message_metadata__unpack(&al, f->meta_len, f->meta);
+    if (!md) {
+        result_fail(r, VE_BATCH, "entry %llu:%llu has metadata that does not parse",
+                    (unsigned long long)cm->message_id->ledgerid,
+                    (unsigned long long)cm->message_id->entryid);
+        pc_entry_unref(e);
+        return;
+    }
+    int batched = md->has_num_messages_in_batch;
+    r->permits = batched && md->num_messages_in_batch > 0 ? (uint32_t)md->num_messages_in_batch : 1;
+    if (!batched && md->has_num_chunks_from_msg && md->num_chunks_from_msg > 1) {
+        r->chunk_entry = e; /* the assembler copies the slice and drops e */
+        r->chunk_meta = md;
+        r->chunk_data = f->payload;
+        r->chunk_len = f->payload_len;
+        return;
+    }
+    if (!load_payload(e, md, f->payload, f->payload_len, r))
+        build(e, md, cm, o, r);
+    pc_entry_unref(e);
+}
+
+void pc_rx_decode_entry(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                        const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
+                        pc_rx_result_t *r) {
+    memset(r, 0, sizeof *r);
+    r->validation_error = -1;
+    r->permits = 1;
+    if (md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE) {
+        pc_buf_t out;
+        pc_buf_init(&out, e->pool->max_entry_bytes);
+        if (decompress_into(&out, md, e->data.data, e->data.len, e->pool->max_entry_bytes, r)) {
+            pc_buf_free(&out);
+            pc_entry_unref(e);
+            return;
+        }
+        pc_buf_free(&e->data);
+        e->data = out;
+    }
+    build(e, md, cm, o, r);
+    pc_entry_unref(e);
+}
