@@ -156,6 +156,48 @@ PULSARC_API pulsarc_err_t pulsarc_conf_get(const pulsarc_conf_t *conf, const cha
 /**@}*/
 
 /* ======================================================================== */
+/** @name Authentication and TLS
+ *
+ * TLS is on when the service URL is pulsar+ssl://. The broker certificate
+ * is verified against "tlsTrustCertsFilePath" (or the system store), and
+ * its name against the host dialled ("tlsHostnameVerificationEnable",
+ * on by default); "tlsAllowInsecureConnection" turns all checks off.
+ * TLS 1.2 is the minimum. A client certificate ("tlsCertificateFilePath",
+ * "tlsKeyFilePath") gives mutual TLS.
+ *
+ * Authentication uses the Java client's pair "authPlugin" / "authParams":
+ *  - AuthenticationToken (or "token"): authParams "token:<jwt>",
+ *    "file:///path" (re-read whenever the broker asks again),
+ *    "env:NAME" (re-read too) or {"token":"<jwt>"};
+ *  - AuthenticationTls (or "tls"): authParams
+ *    "tlsCertFile:/c.pem,tlsKeyFile:/k.pem" (or the TLS keys above).
+ * The broker may ask for fresh credentials at any time (AUTH_CHALLENGE,
+ * e.g. before a token expires); they are read again from their source and
+ * sent without reconnecting. Secrets never appear in error strings.
+ * A client built with WITH_TLS=0 refuses pulsar+ssl:// URLs with
+ * PULSARC_ERR_UNSUPPORTED.
+ */
+/**@{*/
+/**
+ * Supplies a token. buf has room for *len bytes (64 KiB): write the token
+ * there (no NUL needed), set *len to its length and return PULSARC_OK; any
+ * other return fails the connection attempt with PULSARC_ERR_AUTH. Called
+ * on the client's network thread whenever a connection sends credentials
+ * (CONNECT, and each AUTH_CHALLENGE): keep it quick, do not call pulsarc
+ * functions from it, and make it thread-safe if several clients share it.
+ */
+typedef pulsarc_err_t (*pulsarc_token_supplier_cb)(void *opaque, char *buf, size_t *len);
+/**
+ * Token authentication with tokens from cb (opaque is passed back, borrowed
+ * for the life of every client made from conf). Takes precedence over
+ * authParams; authPlugin may be empty or the token plugin. NULL cb unsets.
+ */
+PULSARC_API pulsarc_err_t pulsarc_conf_set_token_supplier(pulsarc_conf_t *conf,
+                                                          pulsarc_token_supplier_cb cb,
+                                                          void *opaque);
+/**@}*/
+
+/* ======================================================================== */
 /** @name Message ids
  *
  * A message id is a small value type, copied freely; no allocation.
@@ -373,12 +415,81 @@ PULSARC_API int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *
 PULSARC_API pulsarc_err_t pulsarc_producer_close(pulsarc_producer_t *producer);
 /** Closes (if needed) and frees. NULL is a no-op. */
 PULSARC_API void pulsarc_producer_destroy(pulsarc_producer_t *producer);
+
+/**
+ * Custom partition router ("messageRoutingMode" CustomPartition): returns
+ * the partition in [0, num_partitions) for msg (borrowed). Runs on the
+ * thread that calls send, so it must be thread-safe if several threads send.
+ */
+typedef int (*pulsarc_router_cb)(const pulsarc_msg_t *msg, int num_partitions, void *opaque);
+/**
+ * Installs a custom router on a producer of a partitioned topic; messages
+ * sent after the call use it (keyed ones too, as in the Java client).
+ * PULSARC_ERR_STATE on a non-partitioned topic. opaque is borrowed until
+ * the producer is destroyed.
+ */
+PULSARC_API pulsarc_err_t pulsarc_producer_set_router(pulsarc_producer_t *producer,
+                                                      pulsarc_router_cb cb, void *opaque);
+/** Partitions behind the handle; 0 for a non-partitioned topic. */
+PULSARC_API int pulsarc_producer_partitions(const pulsarc_producer_t *producer);
+
+/** Producer figures since creation (all partitions summed). */
+typedef struct pulsarc_producer_stats_s {
+    uint64_t msgs_sent;       /**< messages the broker acknowledged */
+    uint64_t bytes_sent;      /**< their payload bytes (before compression) */
+    uint64_t send_errors;     /**< messages that failed (timeout, closed, rejected, ...) */
+    uint64_t pending;         /**< messages queued or in flight right now */
+    double latency_avg_ms;    /**< mean time from send to receipt */
+    uint64_t latency_max_ms;  /**< longest time from send to receipt */
+} pulsarc_producer_stats_t;
+/** Fills *out (borrowed). */
+PULSARC_API pulsarc_err_t pulsarc_producer_stats(pulsarc_producer_t *producer,
+                                                 pulsarc_producer_stats_t *out);
 /**@}*/
 
 /* ======================================================================== */
 /** @name Consumer */
 /**@{*/
 typedef struct pulsarc_consumer_s pulsarc_consumer_t;
+
+/** Events reported to a consumer event listener. */
+typedef enum pulsarc_consumer_event_e {
+    PULSARC_CONSUMER_ACTIVE = 1,      /**< became the active consumer (Failover/Exclusive) */
+    PULSARC_CONSUMER_INACTIVE = 2,    /**< another consumer became active */
+    PULSARC_CONSUMER_END_OF_TOPIC = 3 /**< the topic was terminated and fully consumed */
+} pulsarc_consumer_event_t;
+
+/**
+ * Called for each message when a listener is configured (instead of
+ * pulsarc_consumer_receive). msg is owned by the callee (pulsarc_msg_destroy).
+ * Runs on the client's callback thread, one message at a time per client.
+ */
+typedef void (*pulsarc_message_listener_cb)(pulsarc_consumer_t *consumer, pulsarc_msg_t *msg,
+                                            void *opaque);
+typedef void (*pulsarc_consumer_event_cb)(pulsarc_consumer_t *consumer,
+                                          pulsarc_consumer_event_t event, void *opaque);
+
+/** Sets the message listener used by consumers created with conf (opaque borrowed). */
+PULSARC_API pulsarc_err_t pulsarc_conf_set_message_listener(pulsarc_conf_t *conf,
+                                                           pulsarc_message_listener_cb cb,
+                                                           void *opaque);
+/** Sets the event listener (active consumer changes, end of topic). */
+PULSARC_API pulsarc_err_t pulsarc_conf_set_consumer_event_listener(pulsarc_conf_t *conf,
+                                                                  pulsarc_consumer_event_cb cb,
+                                                                  void *opaque);
+
+/** Counters of one consumer, as of the call. */
+typedef struct pulsarc_consumer_stats_s {
+    uint64_t received;        /**< messages taken from the broker into the queue */
+    uint64_t delivered;       /**< messages handed to the application */
+    uint64_t acked;           /**< individual and cumulative ack calls */
+    uint64_t nacked;          /**< negative acks */
+    uint64_t redelivery_requests; /**< REDELIVER commands sent */
+    uint64_t discarded;       /**< entries dropped as corrupt or undecodable */
+    uint64_t reconnects;      /**< successful re-subscriptions after the first */
+    size_t queue_len;         /**< messages waiting in the receive queue */
+    size_t queue_size;        /**< receiverQueueSize */
+} pulsarc_consumer_stats_t;
 
 /**
  * Subscribes to topic (borrowed) with subscription name sub (borrowed).
@@ -397,12 +508,61 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *client, const c
  */
 PULSARC_API pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *consumer,
                                                    pulsarc_msg_t **msgp, int timeout_ms);
+/**
+ * Waits up to batchReceiveTimeoutMs for up to batchReceiveMaxNumMessages
+ * messages (or batchReceiveMaxNumBytes) and stores at most cap of them in
+ * msgs; *n receives the count (possibly 0 on timeout). Each message is owned
+ * by the caller. Returns PULSARC_OK even when *n is 0.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *consumer,
+                                                         pulsarc_msg_t **msgs, size_t cap,
+                                                         size_t *n);
 /** Acknowledges one message by id. */
 PULSARC_API pulsarc_err_t pulsarc_consumer_ack_id(pulsarc_consumer_t *consumer,
                                                   const pulsarc_msgid_t *id);
 /** Acknowledges msg (borrowed). */
 PULSARC_API pulsarc_err_t pulsarc_consumer_ack(pulsarc_consumer_t *consumer,
                                                const pulsarc_msg_t *msg);
+/**
+ * Acknowledges every message up to and including id (not allowed on
+ * Shared and Key_Shared subscriptions: PULSARC_ERR_STATE).
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_ack_cumulative_id(pulsarc_consumer_t *consumer,
+                                                             const pulsarc_msgid_t *id);
+PULSARC_API pulsarc_err_t pulsarc_consumer_ack_cumulative(pulsarc_consumer_t *consumer,
+                                                          const pulsarc_msg_t *msg);
+/**
+ * Negative acknowledgement: the message is redelivered after
+ * negativeAckRedeliveryDelayMicros (its whole entry, for batches).
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_nack_id(pulsarc_consumer_t *consumer,
+                                                   const pulsarc_msgid_t *id);
+PULSARC_API pulsarc_err_t pulsarc_consumer_nack(pulsarc_consumer_t *consumer,
+                                                const pulsarc_msg_t *msg);
+/** Asks the broker to redeliver every unacknowledged message now. */
+PULSARC_API pulsarc_err_t pulsarc_consumer_redeliver_unacked(pulsarc_consumer_t *consumer);
+/**
+ * Moves the subscription to id (the next message received is the one after
+ * it for durable subscriptions, as the broker positions the cursor).
+ * Messages already queued locally are dropped. Blocks until the broker
+ * confirms.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_seek(pulsarc_consumer_t *consumer,
+                                                const pulsarc_msgid_t *id);
+/** Moves the subscription to the first message published at or after ms. */
+PULSARC_API pulsarc_err_t pulsarc_consumer_seek_time(pulsarc_consumer_t *consumer,
+                                                     uint64_t publish_time_ms);
+/** The id of the last message written to the topic (entry -1 when empty). */
+PULSARC_API pulsarc_err_t pulsarc_consumer_last_message_id(pulsarc_consumer_t *consumer,
+                                                           pulsarc_msgid_t *id);
+/** *available = 1 when a message after the last one received exists. */
+PULSARC_API pulsarc_err_t pulsarc_consumer_has_message_available(pulsarc_consumer_t *consumer,
+                                                                 int *available);
+/** 1 while subscribed on a live connection. */
+PULSARC_API int pulsarc_consumer_is_connected(pulsarc_consumer_t *consumer);
+/** Copies the consumer's counters into *stats. */
+PULSARC_API pulsarc_err_t pulsarc_consumer_stats(pulsarc_consumer_t *consumer,
+                                                 pulsarc_consumer_stats_t *stats);
 /** Deletes the subscription on the broker and closes the consumer. */
 PULSARC_API pulsarc_err_t pulsarc_consumer_unsubscribe(pulsarc_consumer_t *consumer);
 /** Topic name in full form. Borrowed. */
@@ -416,6 +576,41 @@ PULSARC_API const char *pulsarc_consumer_subscription(const pulsarc_consumer_t *
 PULSARC_API pulsarc_err_t pulsarc_consumer_close(pulsarc_consumer_t *consumer);
 /** Closes (if needed) and frees. NULL is a no-op. */
 PULSARC_API void pulsarc_consumer_destroy(pulsarc_consumer_t *consumer);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Reader
+ *
+ * A reader walks a topic from a position of its choosing on a non-durable
+ * subscription: nothing is acknowledged, nothing is kept on the broker.
+ */
+/**@{*/
+typedef struct pulsarc_reader_s pulsarc_reader_t;
+
+/**
+ * Creates a reader on topic starting at *start (pulsarc_msgid_earliest(),
+ * pulsarc_msgid_latest() or a message id); with inclusive the message at
+ * start itself is read first. conf may set "receiverQueueSize" and
+ * "subscriptionName" (default "reader-<random>"). *readerp is owned by the
+ * caller.
+ */
+PULSARC_API pulsarc_err_t pulsarc_reader_new(pulsarc_client_t *client, const char *topic,
+                                             const pulsarc_msgid_t *start, int inclusive,
+                                             const pulsarc_conf_t *conf,
+                                             pulsarc_reader_t **readerp, char *errstr,
+                                             size_t errlen);
+/** Like pulsarc_consumer_receive. */
+PULSARC_API pulsarc_err_t pulsarc_reader_read(pulsarc_reader_t *reader, pulsarc_msg_t **msgp,
+                                              int timeout_ms);
+PULSARC_API pulsarc_err_t pulsarc_reader_has_message_available(pulsarc_reader_t *reader,
+                                                               int *available);
+PULSARC_API pulsarc_err_t pulsarc_reader_seek(pulsarc_reader_t *reader,
+                                              const pulsarc_msgid_t *id);
+PULSARC_API pulsarc_err_t pulsarc_reader_seek_time(pulsarc_reader_t *reader, uint64_t ms);
+/** The underlying consumer (borrowed), for stats and events. */
+PULSARC_API pulsarc_consumer_t *pulsarc_reader_consumer(pulsarc_reader_t *reader);
+PULSARC_API pulsarc_err_t pulsarc_reader_close(pulsarc_reader_t *reader);
+PULSARC_API void pulsarc_reader_destroy(pulsarc_reader_t *reader);
 /**@}*/
 
 #ifdef __cplusplus

@@ -24,7 +24,37 @@ const pc_prop_t pc_props[PC_PROP__COUNT] = {
 struct pulsarc_conf_s {
     char *text[PC_PROP__COUNT]; /* NULL: default */
     int64_t num[PC_PROP__COUNT];
+    struct {
+        pc_any_fn fn;
+        void *opaque;
+    } cb[PC_CB__COUNT];
 };
+
+void pc_conf_set_cb(pulsarc_conf_t *c, pc_cb_id_t id, pc_any_fn fn, void *opaque) {
+    c->cb[id].fn = fn;
+    c->cb[id].opaque = opaque;
+}
+
+void pc_conf_get_cb(const pulsarc_conf_t *c, pc_cb_id_t id, pc_any_fn *fn, void **opaque) {
+    *fn = c ? c->cb[id].fn : NULL;
+    *opaque = c ? c->cb[id].opaque : NULL;
+}
+
+pulsarc_err_t pulsarc_conf_set_message_listener(pulsarc_conf_t *c, pulsarc_message_listener_cb cb,
+                                                void *opaque) {
+    if (!c)
+        return PULSARC_ERR_INVALID_ARG;
+    pc_conf_set_cb(c, PC_CB_MESSAGE_LISTENER, (pc_any_fn)cb, opaque);
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_conf_set_consumer_event_listener(pulsarc_conf_t *c,
+                                                       pulsarc_consumer_event_cb cb, void *opaque) {
+    if (!c)
+        return PULSARC_ERR_INVALID_ARG;
+    pc_conf_set_cb(c, PC_CB_CONSUMER_EVENT, (pc_any_fn)cb, opaque);
+    return PULSARC_OK;
+}
 
 static int find_prop(const char *key) {
     for (int i = 0; i < PC_PROP__COUNT; i++)
@@ -113,6 +143,7 @@ pulsarc_conf_t *pulsarc_conf_dup(const pulsarc_conf_t *src) {
     pulsarc_conf_t *c = pulsarc_conf_new();
     if (!c || !src)
         return c;
+    memcpy(c->cb, src->cb, sizeof c->cb);
     for (int i = 0; i < PC_PROP__COUNT; i++) {
         c->num[i] = src->num[i];
         if (src->text[i] && !(c->text[i] = strdup(src->text[i]))) {

@@ -12,6 +12,8 @@
 #define PC_PROPS(X)                                                                           \
     X(SERVICE_URL, "serviceUrl", CLIENT, STR, "", 0, 0, NULL,                                 \
       "Broker URL: pulsar://host:6650[,host2:6650]. Falls back to $PULSAR_SERVICE_URL.")     \
+    X(WEB_SERVICE_URL, "webServiceUrl", CLIENT, STR, "", 0, 0, NULL,                          \
+      "Admin (HTTP) URL: http(s)://host:8080[,host2:8080]. Falls back to $PULSAR_ADMIN_URL.") \
     X(OPERATION_TIMEOUT_MS, "operationTimeoutMs", CLIENT, INT, "30000", 1, 3600000, NULL,      \
       "Timeout of each request to the broker (lookup, create producer, subscribe, ...).")     \
     X(CONNECTION_TIMEOUT_MS, "connectionTimeoutMs", CLIENT, INT, "10000", 1, 3600000, NULL,    \
@@ -30,6 +32,23 @@
       "Namespace for short topic names.")                                                     \
     X(CALLBACK_MODE, "callbackMode", CLIENT, ENUM, "thread", 0, 0, "thread|poll",              \
       "Where callbacks run: the client's callback thread, or pulsarc_client_poll().")         \
+    X(AUTH_PLUGIN, "authPlugin", CLIENT, STR, "", 0, 0, NULL,                                 \
+      "Authentication: org.apache.pulsar.client.impl.auth.AuthenticationToken or "            \
+      "AuthenticationTls (short names: token, tls). Empty: none.")                            \
+    X(AUTH_PARAMS, "authParams", CLIENT, STR, "", 0, 0, NULL,                                 \
+      "Token: token:<jwt>, file:///path (re-read on every challenge), env:VAR or "           \
+      "{\"token\":\"...\"}. TLS: tlsCertFile:<pem>,tlsKeyFile:<pem>. Never logged.")         \
+    X(TLS_TRUST_CERTS_FILE_PATH, "tlsTrustCertsFilePath", CLIENT, STR, "", 0, 0, NULL,         \
+      "CA certificates (PEM file, or a directory in openssl rehash form) that verify the "   \
+      "broker. Empty: the system trust store.")                                               \
+    X(TLS_HOSTNAME_VERIFICATION, "tlsHostnameVerificationEnable", CLIENT, BOOL, "true", 0, 1,  \
+      NULL, "Check that the broker certificate names the host (or IP) dialled. On by default.") \
+    X(TLS_ALLOW_INSECURE, "tlsAllowInsecureConnection", CLIENT, BOOL, "false", 0, 1, NULL,     \
+      "Accept any broker certificate: no chain and no name check. For tests only.")           \
+    X(TLS_CERT_FILE, "tlsCertificateFilePath", CLIENT, STR, "", 0, 0, NULL,                    \
+      "Client certificate (PEM) presented for mutual TLS.")                                   \
+    X(TLS_KEY_FILE, "tlsKeyFilePath", CLIENT, STR, "", 0, 0, NULL,                             \
+      "Private key (PEM) of tlsCertificateFilePath.")                                         \
     X(PRODUCER_NAME, "producerName", PRODUCER, STR, "", 0, 0, NULL,                            \
       "Producer name; empty lets the broker assign one (kept across reconnects).")            \
     X(SEND_TIMEOUT_MS, "sendTimeoutMs", PRODUCER, INT, "30000", 0, 86400000, NULL,             \
@@ -38,6 +57,36 @@
       "Most messages awaiting a receipt.")                                                    \
     X(BLOCK_IF_QUEUE_FULL, "blockIfQueueFull", PRODUCER, BOOL, "false", 0, 1, NULL,            \
       "When the pending queue is full: block (up to sendTimeoutMs) instead of failing.")      \
+    X(BATCHING_ENABLED, "batchingEnabled", PRODUCER, BOOL, "true", 0, 1, NULL,                \
+      "Group messages into batches (one entry, one receipt) before sending.")                 \
+    X(BATCHING_MAX_MESSAGES, "batchingMaxMessages", PRODUCER, INT, "1000", 1, 1000000, NULL,  \
+      "A batch is sent when it holds this many messages.")                                    \
+    X(BATCHING_MAX_BYTES, "batchingMaxBytes", PRODUCER, INT, "131072", 1, 104857600, NULL,    \
+      "A batch is sent when its payloads reach this size; a bigger message goes alone.")      \
+    X(BATCHING_MAX_DELAY_US, "batchingMaxPublishDelayMicros", PRODUCER, INT, "1000", 1, 3600000000, NULL,\
+      "A batch is sent at the latest this long after its first message.")                     \
+    X(BATCHER_BUILDER, "batcherBuilder", PRODUCER, ENUM, "DEFAULT", 0, 0, "DEFAULT|KEY_BASED",\
+      "KEY_BASED: one batch per key (ordering key, else key), for Key_Shared consumers.")     \
+    X(COMPRESSION_TYPE, "compressionType", PRODUCER, ENUM, "NONE", 0, 0, "NONE|LZ4|ZLIB|ZSTD|SNAPPY",\
+      "Codec for each entry (a batch as a whole, or a single message).")                      \
+    X(CHUNKING_ENABLED, "chunkingEnabled", PRODUCER, BOOL, "false", 0, 1, NULL,               \
+      "Split messages above the broker's max message size into chunks (needs batching off).") \
+    X(CHUNK_MAX_MESSAGE_SIZE, "chunkMaxMessageSize", PRODUCER, INT, "-1", -1, 2147483647, NULL,\
+      "Largest chunk in bytes; -1: the broker's max message size.")                           \
+    X(ACCESS_MODE, "accessMode", PRODUCER, ENUM, "Shared", 0, 0, "Shared|Exclusive|WaitForExclusive|ExclusiveWithFencing",\
+      "Producer access mode on the topic.")                                                   \
+    X(INITIAL_SEQUENCE_ID, "initialSequenceId", PRODUCER, INT, "-1", -1, INT64_MAX, NULL,     \
+      "First automatic sequence id is this + 1; -1: continue from the broker's last.")        \
+    X(MESSAGE_ROUTING_MODE, "messageRoutingMode", PRODUCER, ENUM, "RoundRobinPartition", 0, 0, "RoundRobinPartition|SinglePartition|CustomPartition",\
+      "Partitioned topics: where unkeyed messages go (keyed ones follow the key hash).")      \
+    X(HASHING_SCHEME, "hashingScheme", PRODUCER, ENUM, "JavaStringHash", 0, 0, "JavaStringHash|Murmur3_32Hash",\
+      "Key hash for partition routing (the Java client's choices).")                          \
+    X(PARTITION_SWITCH_FREQ, "batchingPartitionSwitchFrequencyByPublishDelay", PRODUCER, INT, "10", 1, 1000000, NULL,\
+      "Round-robin with batching: change partition every this many batching delays.")         \
+    X(MAX_PENDING_ACROSS_PARTITIONS, "maxPendingMessagesAcrossPartitions", PRODUCER, INT, "50000", 1, 100000000, NULL,\
+      "Partitioned topics: the per-partition limit is min(maxPendingMessages, this / partitions).")\
+    X(MEMORY_LIMIT_BYTES, "memoryLimitBytes", CLIENT, INT, "67108864", 0, INT64_MAX, NULL,    \
+      "Payload bytes all producers of the client may hold pending. 0: no limit.")             \
     X(SUBSCRIPTION_TYPE, "subscriptionType", CONSUMER, ENUM, "Exclusive", 0, 0,                \
       "Exclusive|Shared|Failover|Key_Shared", "Subscription type.")                          \
     X(SUBSCRIPTION_INITIAL_POSITION, "subscriptionInitialPosition", CONSUMER, ENUM, "Latest",  \
@@ -47,7 +96,38 @@
     X(CONSUMER_NAME, "consumerName", CONSUMER, STR, "", 0, 0, NULL,                            \
       "Consumer name (Failover orders consumers by it).")                                     \
     X(PRIORITY_LEVEL, "priorityLevel", CONSUMER, INT, "0", 0, 1000, NULL,                      \
-      "Shared/Failover priority; lower is served first.")
+      "Shared/Failover priority; lower is served first.")                                      \
+    X(ACK_TIMEOUT_MS, "ackTimeoutMillis", CONSUMER, INT, "0", 0, 86400000, NULL,                 \
+      "Redeliver a message not acked this long after delivery. 0: off.")                      \
+    X(ACK_TIMEOUT_TICK_MS, "tickDurationMillis", CONSUMER, INT, "1000", 1, 3600000, NULL,       \
+      "Granularity of the ack-timeout and negative-ack sweeps.")                               \
+    X(NACK_DELAY_US, "negativeAckRedeliveryDelayMicros", CONSUMER, INT, "60000000", 0,         \
+      86400000000, NULL, "Delay before a negatively acked message is redelivered.")           \
+    X(ACK_GROUP_TIME_US, "acknowledgementsGroupTimeMicros", CONSUMER, INT, "100000", 0,        \
+      3600000000, NULL, "Acks are grouped and sent at most this often. 0: send each at once.") \
+    X(ACK_GROUP_MAX, "maxAcknowledgmentGroupSize", CONSUMER, INT, "1000", 1, 100000, NULL,      \
+      "A group of acks is sent when it reaches this many ids.")                                \
+    X(ACK_RECEIPT_ENABLED, "ackReceiptEnabled", CONSUMER, BOOL, "false", 0, 1, NULL,            \
+      "Each ack call waits for the broker's receipt and returns its error.")                   \
+    X(BATCH_INDEX_ACK_ENABLED, "batchIndexAckEnabled", CONSUMER, BOOL, "false", 0, 1, NULL,     \
+      "Tell the broker about acks of single batch messages (ack_set) at once, not only "        \
+      "when the whole batch is acked.")                                                        \
+    X(READ_COMPACTED, "readCompacted", CONSUMER, BOOL, "false", 0, 1, NULL,                      \
+      "Read the compacted view of the topic.")                                                 \
+    X(KEY_SHARED_MODE, "keySharedMode", CONSUMER, ENUM, "AUTO_SPLIT", 0, 0, "AUTO_SPLIT|STICKY", \
+      "Key_Shared: hash ranges split automatically, or fixed by keySharedHashRanges.")        \
+    X(KEY_SHARED_RANGES, "keySharedHashRanges", CONSUMER, STR, "", 0, 0, NULL,                  \
+      "Key_Shared STICKY: inclusive ranges of 0..65535, e.g. \"0-32767,40000-50000\".")         \
+    X(KEY_SHARED_OOO, "keySharedAllowOutOfOrderDelivery", CONSUMER, BOOL, "false", 0, 1, NULL,  \
+      "Key_Shared: let a new consumer receive at once, relaxing per-key order at the switch.") \
+    X(BATCH_RECV_MAX_MSGS, "batchReceiveMaxNumMessages", CONSUMER, INT, "100", 1, 1000000, NULL,\
+      "pulsarc_consumer_batch_receive returns at most this many messages.")                    \
+    X(BATCH_RECV_MAX_BYTES, "batchReceiveMaxNumBytes", CONSUMER, INT, "10485760", 1,          \
+      2147483647, NULL, "... or once their payloads reach this many bytes.")                   \
+    X(BATCH_RECV_TIMEOUT_MS, "batchReceiveTimeoutMs", CONSUMER, INT, "100", 0, 3600000, NULL,  \
+      "... or when this much time has passed.")                                                \
+    X(SUBSCRIPTION_NAME, "subscriptionName", CONSUMER, STR, "", 0, 0, NULL,                    \
+      "Readers: the subscription name (default reader-<random>).")
 
 typedef enum pc_prop_id {
 #define PC_PROP_ENUM(id, ...) PC_PROP_##id,
@@ -75,6 +155,22 @@ struct pulsarc_conf_s;
 /* Typed reads; the default applies when the key was never set. */
 int64_t pc_conf_int(const struct pulsarc_conf_s *c, pc_prop_id_t id);
 const char *pc_conf_str(const struct pulsarc_conf_s *c, pc_prop_id_t id);
+/*
+ * Callbacks cannot be text: typed setters store them in these slots, and
+ * the objects created from a conf read them back. Add an id per callback.
+ */
+typedef enum pc_cb_id {
+    PC_CB_MESSAGE_LISTENER,
+    PC_CB_CONSUMER_EVENT,
+    PC_CB_TOKEN_SUPPLIER,
+    PC_CB_MESSAGE_ROUTER,
+    PC_CB__COUNT
+} pc_cb_id_t;
+typedef void (*pc_any_fn)(void);
+void pc_conf_set_cb(struct pulsarc_conf_s *c, pc_cb_id_t id, pc_any_fn fn, void *opaque);
+/* fn is NULL when unset (or c is NULL). */
+void pc_conf_get_cb(const struct pulsarc_conf_s *c, pc_cb_id_t id, pc_any_fn *fn, void **opaque);
+
 /* Writes the Markdown reference of every key. */
 #include <stdio.h>
 void pc_conf_write_doc(FILE *out);

@@ -1,0 +1,270 @@
+/*
+ * Design notes: the application's acknowledgement calls and what they
+ * become on the wire. Calls are posted to the io thread, where the ack
+ * tracker groups them (ack_tracker.c) and the redelivery tracker turns
+ * nacks and ack timeouts into REDELIVER commands (redelivery.c). With
+ * ackReceiptEnabled each ack carries a request id and the call waits for
+ * the broker's ACK_RESPONSE, so its result is the broker's.
+ *
+ * Redelivery of specific ids is only honoured by the broker on Shared and
+ * Key_Shared subscriptions; on Exclusive and Failover a request becomes
+ * "redeliver everything unacked" under a new consumer epoch, and the
+ * local queue is emptied since the broker sends it all again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/consumer_int.h"
+#include "core/err.h"
+
+/* ---------- wire ---------- */
+
+static void fill_ids(Pulsar__Proto__MessageIdData *mids, Pulsar__Proto__MessageIdData **ptrs,
+                     const pc_ack_item_t *items, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        pulsar__proto__message_id_data__init(&mids[i]);
+        mids[i].ledgerid = (uint64_t)items[i].ledger_id;
+        mids[i].entryid = (uint64_t)items[i].entry_id;
+        mids[i].n_ack_set = items[i].n_ack_set;
+        mids[i].ack_set = items[i].ack_set;
+        ptrs[i] = &mids[i];
+    }
+}
+
+static void on_ack_response(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
+    pc_waiter_t *w = arg;
+    if (!err && f->cmd->ackresponse->has_error) {
+        err = pc_err_from_server(f->cmd->ackresponse->error);
+        msg = f->cmd->ackresponse->message;
+    }
+    pc_waiter_done(w, err, msg);
+}
+
+/* The tracker's output: one ACK command; 0 when written. */
+static int send_acks(void *owner, const pc_ack_item_t *items, size_t n, int cumulative) {
+    pulsarc_consumer_t *c = owner;
+    if ((c->h.state != PC_H_READY && c->h.state != PC_H_CLOSING) || !c->h.conn)
+        return -1;
+    Pulsar__Proto__MessageIdData *mids = calloc(n, sizeof *mids);
+    Pulsar__Proto__MessageIdData **ptrs = calloc(n, sizeof *ptrs);
+    if (!mids || !ptrs) {
+        free(mids);
+        free(ptrs);
+        return -1;
+    }
+    fill_ids(mids, ptrs, items, n);
+    Pulsar__Proto__CommandAck ack = PULSAR__PROTO__COMMAND_ACK__INIT;
+    ack.consumer_id = c->id;
+    ack.ack_type = cumulative ? PULSAR__PROTO__COMMAND_ACK__ACK_TYPE__Cumulative
+                              : PULSAR__PROTO__COMMAND_ACK__ACK_TYPE__Individual;
+    ack.n_message_id = n;
+    ack.message_id = ptrs;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ACK;
+    cmd.ack = &ack;
+    if (c->ack_waiter) { /* ackReceiptEnabled: this ack answers a waiting call */
+        ack.has_request_id = 1;
+        ack.request_id = c->client->next_id++;
+        pc_conn_request(c->h.conn, &cmd, ack.request_id, c->client->op_timeout_ms, on_ack_response,
+                        c->ack_waiter);
+        c->ack_waiter = NULL;
+    } else {
+        pc_conn_send(c->h.conn, &cmd);
+    }
+    free(mids);
+    free(ptrs);
+    return 0;
+}
+
+void pc_consumer_send_validation_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int why) {
+    if (c->h.state != PC_H_READY || !c->h.conn)
+        return;
+    Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    Pulsar__Proto__MessageIdData *ptr = &mid;
+    mid.ledgerid = (uint64_t)id->ledger_id;
+    mid.entryid = (uint64_t)id->entry_id;
+    Pulsar__Proto__CommandAck ack = PULSAR__PROTO__COMMAND_ACK__INIT;
+    ack.consumer_id = c->id;
+    ack.n_message_id = 1;
+    ack.message_id = &ptr;
+    ack.has_validation_error = 1;
+    ack.validation_error = why;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ACK;
+    cmd.ack = &ack;
+    pc_conn_send(c->h.conn, &cmd);
+}
+
+/* ---------- redelivery ---------- */
+
+static void send_redeliver(pulsarc_consumer_t *c, const pulsarc_msgid_t *ids, size_t n) {
+    Pulsar__Proto__MessageIdData *mids = n ? calloc(n, sizeof *mids) : NULL;
+    Pulsar__Proto__MessageIdData **ptrs = n ? calloc(n, sizeof *ptrs) : NULL;
+    if (n && (!mids || !ptrs))
+        n = 0; /* OOM: fall back to "redeliver all", which needs no list */
+    for (size_t i = 0; i < n; i++) {
+        pulsar__proto__message_id_data__init(&mids[i]);
+        mids[i].ledgerid = (uint64_t)ids[i].ledger_id;
+        mids[i].entryid = (uint64_t)ids[i].entry_id;
+        ptrs[i] = &mids[i];
+    }
+    Pulsar__Proto__CommandRedeliverUnacknowledgedMessages rd =
+        PULSAR__PROTO__COMMAND_REDELIVER_UNACKNOWLEDGED_MESSAGES__INIT;
+    rd.consumer_id = c->id;
+    rd.n_message_ids = n;
+    rd.message_ids = ptrs;
+    rd.has_consumer_epoch = 1;
+    rd.consumer_epoch = c->epoch;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__REDELIVER_UNACKNOWLEDGED_MESSAGES;
+    cmd.redeliverunacknowledgedmessages = &rd;
+    pc_conn_send(c->h.conn, &cmd);
+    free(mids);
+    free(ptrs);
+}
+
+/* "Everything again": new epoch, local queue emptied and its permits returned. */
+static void redeliver_all(pulsarc_consumer_t *c) {
+    c->epoch++;
+    pc_redelivery_clear(&c->redelivery);
+    pthread_mutex_lock(&c->lock);
+    size_t dropped = pc_consumer_clear_queue_locked(c);
+    pthread_mutex_unlock(&c->lock);
+    send_redeliver(c, NULL, 0);
+    pc_consumer_refund(c, (uint32_t)dropped);
+}
+
+void pc_consumer_redeliver(pulsarc_consumer_t *c, const pulsarc_msgid_t *ids, size_t n) {
+    if (c->h.state != PC_H_READY || !c->h.conn)
+        return; /* the next subscribe redelivers everything anyway */
+    pthread_mutex_lock(&c->lock);
+    c->stats.redelivery_requests++;
+    pthread_mutex_unlock(&c->lock);
+    if (n && pc_consumer_is_shared(c))
+        send_redeliver(c, ids, n);
+    else
+        redeliver_all(c);
+}
+
+static void on_redeliver_due(void *owner, const pulsarc_msgid_t *ids, size_t n) {
+    pc_consumer_redeliver(owner, ids, n);
+}
+
+void pc_consumer_acks_init(pulsarc_consumer_t *c) {
+    int64_t group = c->receipts ? 0 : c->acks.group_ms;
+    pc_ack_tracker_init(&c->acks, c->client->loop, send_acks, c, group, c->acks.max_group,
+                        c->acks.batch_index_ack);
+    pc_redelivery_init(&c->redelivery, c->client->loop, on_redeliver_due, c,
+                       c->redelivery.nack_delay_ms, c->redelivery.ack_timeout_ms,
+                       c->redelivery.tick_ms);
+}
+
+/* ---------- the public calls ---------- */
+
+enum { OP_ACK, OP_CUMULATIVE, OP_NACK, OP_REDELIVER_ALL };
+
+typedef struct ack_op {
+    pulsarc_consumer_t *c;
+    int kind;
+    pulsarc_msgid_t id;
+    pc_waiter_t *waiter; /* receipts: completed by the ACK_RESPONSE */
+} ack_op_t;
+
+static void count(pulsarc_consumer_t *c, int kind) {
+    pthread_mutex_lock(&c->lock);
+    if (kind == OP_NACK)
+        c->stats.nacked++;
+    else if (kind != OP_REDELIVER_ALL)
+        c->stats.acked++;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void do_ack_op(void *arg) {
+    ack_op_t *a = arg;
+    pulsarc_consumer_t *c = a->c;
+    c->ack_waiter = a->waiter;
+    if (a->kind == OP_ACK) {
+        pc_redelivery_acked(&c->redelivery, &a->id);
+        pc_ack_individual(&c->acks, &a->id);
+    } else if (a->kind == OP_CUMULATIVE) {
+        pc_ack_cumulative(&c->acks, &a->id);
+    } else if (a->kind == OP_NACK) {
+        pc_redelivery_nack(&c->redelivery, &a->id);
+    } else {
+        pc_consumer_redeliver(c, NULL, 0);
+    }
+    if (c->ack_waiter) /* nothing went to the broker (e.g. a partial batch) */
+        pc_waiter_done(c->ack_waiter, c->h.state == PC_H_READY ? PULSARC_OK : PULSARC_ERR_DISCONNECTED,
+                       NULL);
+    c->ack_waiter = NULL;
+    count(c, a->kind);
+    pc_consumer_unref(c);
+    free(a);
+}
+
+static pulsarc_err_t submit(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id) {
+    ack_op_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return PULSARC_ERR_NOMEM;
+    a->c = c;
+    a->kind = kind;
+    if (id)
+        a->id = *id;
+    pc_waiter_t w;
+    int wait = c->receipts && (kind == OP_ACK || kind == OP_CUMULATIVE) && !pc_in_callback();
+    if (wait) {
+        pc_waiter_init(&w);
+        a->waiter = &w;
+    }
+    pulsarc_err_t err = pc_consumer_post(c, do_ack_op, a);
+    if (err)
+        free(a);
+    else if (wait)
+        err = pc_waiter_wait(&w, NULL, 0);
+    if (wait)
+        pc_waiter_destroy(&w);
+    return err;
+}
+
+static pulsarc_err_t check_id(const pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
+    if (!c || !id || id->ledger_id < 0 || id->entry_id < 0)
+        return PULSARC_ERR_INVALID_ARG;
+    if (id->batch_index >= 0 && id->batch_size > 0 && id->batch_index >= id->batch_size)
+        return PULSARC_ERR_INVALID_ARG;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_consumer_ack_id(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
+    pulsarc_err_t err = check_id(c, id);
+    return err ? err : submit(c, OP_ACK, id);
+}
+
+pulsarc_err_t pulsarc_consumer_ack(pulsarc_consumer_t *c, const pulsarc_msg_t *msg) {
+    return msg ? pulsarc_consumer_ack_id(c, &msg->id) : PULSARC_ERR_INVALID_ARG;
+}
+
+pulsarc_err_t pulsarc_consumer_ack_cumulative_id(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
+    pulsarc_err_t err = check_id(c, id);
+    if (err)
+        return err;
+    if (pc_consumer_is_shared(c))
+        return PULSARC_ERR_STATE; /* the broker rejects cumulative acks there */
+    return submit(c, OP_CUMULATIVE, id);
+}
+
+pulsarc_err_t pulsarc_consumer_ack_cumulative(pulsarc_consumer_t *c, const pulsarc_msg_t *msg) {
+    return msg ? pulsarc_consumer_ack_cumulative_id(c, &msg->id) : PULSARC_ERR_INVALID_ARG;
+}
+
+pulsarc_err_t pulsarc_consumer_nack_id(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
+    pulsarc_err_t err = check_id(c, id);
+    return err ? err : submit(c, OP_NACK, id);
+}
+
+pulsarc_err_t pulsarc_consumer_nack(pulsarc_consumer_t *c, const pulsarc_msg_t *msg) {
+    return msg ? pulsarc_consumer_nack_id(c, &msg->id) : PULSARC_ERR_INVALID_ARG;
+}
+
+pulsarc_err_t pulsarc_consumer_redeliver_unacked(pulsarc_consumer_t *c) {
+    return c ? submit(c, OP_REDELIVER_ALL, NULL) : PULSARC_ERR_INVALID_ARG;
+}

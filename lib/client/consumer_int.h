@@ -1,0 +1,113 @@
+/*
+ * The consumer's shared state, split across consumer.c (life cycle and
+ * broker events), consumer_recv.c (receive queue, permits, listener),
+ * consumer_ack.c (acks, nacks, redelivery) and consumer_seek.c (seek,
+ * last message id). Fields are grouped by the thread that owns them.
+ */
+#ifndef PC_CONSUMER_INT_H
+#define PC_CONSUMER_INT_H
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "client/ack_tracker.h"
+#include "client/client_int.h"
+#include "client/handler.h"
+#include "client/message.h"
+#include "client/redelivery.h"
+#include "client/rx_decode.h"
+
+#define PC_MAX_HASH_RANGES 64
+
+struct pulsarc_consumer_s {
+    pc_handle_t handle;
+    pulsarc_client_t *client;
+    pc_topic_t topic;
+    char *sub;
+    atomic_int refs;
+    uint64_t id;
+
+    /* ---- loop thread ---- */
+    pc_handler_t h;              /* connection state machine */
+    pc_waiter_t *create_waiter;
+    pc_waiter_t *unsub_waiter;
+    pc_waiter_t *ack_waiter;     /* a receipt is wanted for the ack in progress */
+    pc_rxpool_t *pool;           /* memory of received messages */
+    pc_ack_tracker_t acks;
+    pc_redelivery_t redelivery;  /* nacks and ack timeouts */
+    uint64_t epoch;              /* consumer epoch for "redeliver all" */
+    int durable;                 /* 0: reader (non-durable cursor) */
+    int has_start;               /* readers: start_id applies */
+    pulsarc_msgid_t start_id;
+    int start_inclusive;
+    int seeking;                 /* a seek succeeded; drop deliveries until re-subscribed */
+
+    /* ---- configuration (set before the loop sees the consumer) ---- */
+    int sub_type;
+    int initial_position;
+    int queue_size;
+    int priority;
+    int read_compacted;
+    int receipts;
+    int ks_mode;
+    int ks_allow_ooo;
+    int ks_nranges;
+    int32_t ks_ranges[PC_MAX_HASH_RANGES][2];
+    char name[256];
+    size_t batch_max_msgs, batch_max_bytes;
+    int batch_timeout_ms;
+    pulsarc_message_listener_cb listener;
+    void *listener_opaque;
+    pulsarc_consumer_event_cb event_cb;
+    void *event_opaque;
+
+    /* ---- shared with application threads, under lock ---- */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pulsarc_msg_t *qhead, *qtail;
+    size_t qlen, qbytes;
+    uint32_t permits;            /* owed back to the broker */
+    int flow_posted;
+    int listener_posted;
+    int closing, closed, close_posted;
+    int end_of_topic;
+    int connected;
+    pulsarc_msgid_t last_dequeued; /* readers restart after it */
+    int has_dequeued;
+    pulsarc_consumer_stats_t stats;
+};
+
+#define PC_CONSUMER_OF_HANDLER(hp) \
+    ((pulsarc_consumer_t *)((char *)(hp) - offsetof(pulsarc_consumer_t, h)))
+
+/* consumer.c */
+void pc_consumer_ref(pulsarc_consumer_t *c);
+void pc_consumer_unref(pulsarc_consumer_t *c);
+int pc_consumer_is_shared(const pulsarc_consumer_t *c);
+
+/* consumer_recv.c (loop thread unless noted) */
+void pc_consumer_deliver(pulsarc_consumer_t *c, pc_rx_result_t *r);
+void pc_consumer_refund(pulsarc_consumer_t *c, uint32_t permits);
+void pc_consumer_send_flow(pulsarc_consumer_t *c, uint32_t n);
+/* Empties the queue (lock held) and returns how many messages were in it. */
+size_t pc_consumer_clear_queue_locked(pulsarc_consumer_t *c);
+void pc_consumer_notify_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev);
+
+/* consumer_ack.c (loop thread) */
+void pc_consumer_acks_init(pulsarc_consumer_t *c);
+void pc_consumer_send_validation_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int why);
+/* Asks the broker to redeliver ids (all of them when n == 0 or not Shared). */
+void pc_consumer_redeliver(pulsarc_consumer_t *c, const pulsarc_msgid_t *ids, size_t n);
+
+/* consumer.c: creation in two steps, so the reader can adjust in between. */
+pulsarc_err_t pc_consumer_prepare(pulsarc_client_t *cl, const char *topic, const char *sub,
+                                  const pulsarc_conf_t *conf, pulsarc_consumer_t **cp,
+                                  char *errstr, size_t errlen);
+pulsarc_err_t pc_consumer_start(pulsarc_consumer_t *c, char *errstr, size_t errlen);
+
+/* reader.c */
+int pc_reader_skip_upto(const pulsarc_consumer_t *c, pulsarc_msgid_t *skip);
+int pc_reader_may_read(const pulsarc_consumer_t *c, const pulsarc_msgid_t *last);
+
+/* Posting helper for the public API: runs fn(c) on the loop holding a reference. */
+pulsarc_err_t pc_consumer_post(pulsarc_consumer_t *c, pc_loop_fn fn, void *arg);
+#endif

@@ -1,0 +1,190 @@
+/*
+ * Design notes: moving a subscription (SEEK by id or publish time) and
+ * asking where the topic ends (GET_LAST_MESSAGE_ID), plus
+ * has-message-available built on it. A seek flushes pending acks first,
+ * then drops the local queue and everything decoded until the broker has
+ * closed and re-opened the consumer at the new position (it always does
+ * after a seek), so no message from before the seek leaks out after it.
+ * Readers also move their own start position, which their next subscribe
+ * sends. Calls block the application thread on a waiter; the work runs on
+ * the io thread.
+ */
+#include <string.h>
+
+#include "client/consumer_int.h"
+#include "core/err.h"
+
+typedef struct seek_op {
+    pulsarc_consumer_t *c;
+    int by_time;
+    pulsarc_msgid_t id;
+    uint64_t time_ms;
+    pc_waiter_t w;
+    pulsarc_msgid_t last;      /* GET_LAST_MESSAGE_ID result */
+    pulsarc_msgid_t mark;      /* its mark-delete position, when sent */
+    int has_mark;
+} seek_op_t;
+
+static void reset_local_state(pulsarc_consumer_t *c, seek_op_t *op) {
+    pc_redelivery_clear(&c->redelivery);
+    pc_ack_forget_batches(&c->acks);
+    pthread_mutex_lock(&c->lock);
+    size_t dropped = pc_consumer_clear_queue_locked(c);
+    c->has_dequeued = 0;
+    c->end_of_topic = 0;
+    pthread_mutex_unlock(&c->lock);
+    (void)dropped; /* permits are recomputed by the re-subscribe the broker forces */
+    if (!c->durable && !op->by_time) {
+        c->start_id = op->id;
+        c->start_inclusive = 1;
+        c->has_start = 1;
+    }
+    c->seeking = 1;
+}
+
+static void on_seek_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
+    seek_op_t *op = arg;
+    (void)f;
+    if (!err)
+        reset_local_state(op->c, op);
+    pc_waiter_done(&op->w, err, msg);
+    pc_consumer_unref(op->c);
+}
+
+static void do_seek(void *arg) {
+    seek_op_t *op = arg;
+    pulsarc_consumer_t *c = op->c;
+    if (c->h.state != PC_H_READY || !c->h.conn) {
+        pc_waiter_done(&op->w, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
+        pc_consumer_unref(c);
+        return;
+    }
+    pc_ack_flush(&c->acks);
+    Pulsar__Proto__CommandSeek sk = PULSAR__PROTO__COMMAND_SEEK__INIT;
+    Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    sk.consumer_id = c->id;
+    sk.request_id = c->client->next_id++;
+    if (op->by_time) {
+        sk.has_message_publish_time = 1;
+        sk.message_publish_time = op->time_ms;
+    } else {
+        mid.ledgerid = (uint64_t)op->id.ledger_id;
+        mid.entryid = (uint64_t)op->id.entry_id;
+        sk.message_id = &mid;
+    }
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEEK;
+    cmd.seek = &sk;
+    pc_conn_request(c->h.conn, &cmd, sk.request_id, c->client->op_timeout_ms, on_seek_reply, op);
+}
+
+static pulsarc_err_t run_op(pulsarc_consumer_t *c, seek_op_t *op, pc_loop_fn fn) {
+    op->c = c;
+    pc_waiter_init(&op->w);
+    pulsarc_err_t err = pc_consumer_post(c, fn, op);
+    if (!err)
+        err = pc_waiter_wait(&op->w, NULL, 0);
+    pc_waiter_destroy(&op->w);
+    return err;
+}
+
+pulsarc_err_t pulsarc_consumer_seek(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
+    if (!c || !id)
+        return PULSARC_ERR_INVALID_ARG;
+    seek_op_t op;
+    memset(&op, 0, sizeof op);
+    op.id = *id;
+    return run_op(c, &op, do_seek);
+}
+
+pulsarc_err_t pulsarc_consumer_seek_time(pulsarc_consumer_t *c, uint64_t publish_time_ms) {
+    if (!c)
+        return PULSARC_ERR_INVALID_ARG;
+    seek_op_t op;
+    memset(&op, 0, sizeof op);
+    op.by_time = 1;
+    op.time_ms = publish_time_ms;
+    return run_op(c, &op, do_seek);
+}
+
+/* ---------- last message id ---------- */
+
+static pulsarc_msgid_t from_wire(const Pulsar__Proto__MessageIdData *m, int32_t partition) {
+    pulsarc_msgid_t id = {(int64_t)m->ledgerid, (int64_t)m->entryid, partition, -1, 0};
+    if (m->has_batch_index)
+        id.batch_index = m->batch_index;
+    return id;
+}
+
+static void on_last_id(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
+    seek_op_t *op = arg;
+    if (!err) {
+        const Pulsar__Proto__CommandGetLastMessageIdResponse *r = f->cmd->getlastmessageidresponse;
+        op->last = from_wire(r->last_message_id, op->c->topic.partition);
+        if (r->consumer_mark_delete_position) {
+            op->mark = from_wire(r->consumer_mark_delete_position, op->c->topic.partition);
+            op->has_mark = 1;
+        }
+    }
+    pc_waiter_done(&op->w, err, msg);
+    pc_consumer_unref(op->c);
+}
+
+static void do_last_id(void *arg) {
+    seek_op_t *op = arg;
+    pulsarc_consumer_t *c = op->c;
+    if (c->h.state != PC_H_READY || !c->h.conn) {
+        pc_waiter_done(&op->w, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
+        pc_consumer_unref(c);
+        return;
+    }
+    Pulsar__Proto__CommandGetLastMessageId g = PULSAR__PROTO__COMMAND_GET_LAST_MESSAGE_ID__INIT;
+    g.consumer_id = c->id;
+    g.request_id = c->client->next_id++;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_LAST_MESSAGE_ID;
+    cmd.getlastmessageid = &g;
+    pc_conn_request(c->h.conn, &cmd, g.request_id, c->client->op_timeout_ms, on_last_id, op);
+}
+
+pulsarc_err_t pulsarc_consumer_last_message_id(pulsarc_consumer_t *c, pulsarc_msgid_t *id) {
+    if (!c || !id)
+        return PULSARC_ERR_INVALID_ARG;
+    seek_op_t op;
+    memset(&op, 0, sizeof op);
+    pulsarc_err_t err = run_op(c, &op, do_last_id);
+    if (!err)
+        *id = op.last;
+    return err;
+}
+
+/* Compares ledger and entry only: the last id names an entry, not a message in it. */
+static int entry_after(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
+    return a->ledger_id > b->ledger_id || (a->ledger_id == b->ledger_id && a->entry_id > b->entry_id);
+}
+
+pulsarc_err_t pulsarc_consumer_has_message_available(pulsarc_consumer_t *c, int *available) {
+    if (!c || !available)
+        return PULSARC_ERR_INVALID_ARG;
+    *available = 0;
+    pthread_mutex_lock(&c->lock);
+    int queued = c->qhead != NULL, dequeued = c->has_dequeued;
+    pulsarc_msgid_t last_seen = c->last_dequeued;
+    pthread_mutex_unlock(&c->lock);
+    if (queued) {
+        *available = 1;
+        return PULSARC_OK;
+    }
+    seek_op_t op;
+    memset(&op, 0, sizeof op);
+    pulsarc_err_t err = run_op(c, &op, do_last_id);
+    if (err || op.last.entry_id < 0)
+        return err; /* an empty topic has nothing */
+    if (dequeued)
+        *available = entry_after(&op.last, &last_seen);
+    else if (!c->durable)
+        *available = pc_reader_may_read(c, &op.last);
+    else
+        *available = !op.has_mark || entry_after(&op.last, &op.mark);
+    return PULSARC_OK;
+}

@@ -1,0 +1,122 @@
+/*
+ * Design notes: a reader is a consumer on a non-durable Exclusive
+ * subscription that starts where the application says. The broker
+ * positions a non-durable cursor at the start entry and delivers from
+ * there; whatever of that entry precedes the start (the start itself, when
+ * not inclusive, or earlier messages of its batch) is filtered here. After
+ * a reconnect the reader re-subscribes from the last message it handed
+ * out and filters up to it, so nothing is read twice. Threads as for the
+ * consumer it wraps.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/consumer_int.h"
+#include "core/err.h"
+
+struct pulsarc_reader_s {
+    pulsarc_consumer_t *c;
+};
+
+static int is_sentinel(const pulsarc_msgid_t *id) {
+    pulsarc_msgid_t e = pulsarc_msgid_earliest(), l = pulsarc_msgid_latest();
+    return pulsarc_msgid_compare(id, &e) <= 0 || pulsarc_msgid_compare(id, &l) >= 0;
+}
+
+int pc_reader_skip_upto(const pulsarc_consumer_t *c, pulsarc_msgid_t *skip) {
+    if (!c->has_start || is_sentinel(&c->start_id))
+        return 0;
+    *skip = c->start_id;
+    if (c->start_inclusive) /* keep the start itself: skip only what precedes it */
+        skip->batch_index = c->start_id.batch_index >= 0 ? c->start_id.batch_index - 1 : -2;
+    return 1;
+}
+
+int pc_reader_may_read(const pulsarc_consumer_t *c, const pulsarc_msgid_t *last) {
+    pulsarc_msgid_t e = pulsarc_msgid_earliest(), l = pulsarc_msgid_latest();
+    if (pulsarc_msgid_compare(&c->start_id, &e) <= 0)
+        return 1;
+    if (pulsarc_msgid_compare(&c->start_id, &l) >= 0)
+        return 0;
+    pulsarc_msgid_t a = *last, s = c->start_id;
+    a.batch_index = s.batch_index = -1;
+    int cmp = pulsarc_msgid_compare(&a, &s);
+    return c->start_inclusive ? cmp >= 0 : cmp > 0;
+}
+
+static void random_name(char *buf, size_t len) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long x = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)getpid() << 32) ^
+                           (unsigned long long)(uintptr_t)buf;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    snprintf(buf, len, "reader-%010llx", x & 0xffffffffffULL);
+}
+
+pulsarc_err_t pulsarc_reader_new(pulsarc_client_t *cl, const char *topic, const pulsarc_msgid_t *start,
+                                 int inclusive, const pulsarc_conf_t *conf, pulsarc_reader_t **rp,
+                                 char *errstr, size_t errlen) {
+    if (!cl || !topic || !start || !rp)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "client, topic, start and readerp are required");
+    *rp = NULL;
+    char name[64];
+    const char *sub = pc_conf_str(conf, PC_PROP_SUBSCRIPTION_NAME);
+    if (!*sub) {
+        random_name(name, sizeof name);
+        sub = name;
+    }
+    pulsarc_reader_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    pulsarc_err_t err = pc_consumer_prepare(cl, topic, sub, conf, &r->c, errstr, errlen);
+    if (err) {
+        free(r);
+        return err;
+    }
+    pulsarc_consumer_t *c = r->c;
+    c->durable = 0;
+    c->sub_type = PULSAR__PROTO__COMMAND_SUBSCRIBE__SUB_TYPE__Exclusive;
+    c->has_start = 1;
+    c->start_id = *start;
+    c->start_inclusive = inclusive != 0;
+    if ((err = pc_consumer_start(c, errstr, errlen))) {
+        pc_consumer_unref(c);
+        free(r);
+        return err;
+    }
+    *rp = r;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_reader_read(pulsarc_reader_t *r, pulsarc_msg_t **msgp, int timeout_ms) {
+    return r ? pulsarc_consumer_receive(r->c, msgp, timeout_ms) : PULSARC_ERR_INVALID_ARG;
+}
+
+pulsarc_err_t pulsarc_reader_has_message_available(pulsarc_reader_t *r, int *available) {
+    return r ? pulsarc_consumer_has_message_available(r->c, available) : PULSARC_ERR_INVALID_ARG;
+}
+
+pulsarc_err_t pulsarc_reader_seek(pulsarc_reader_t *r, const pulsarc_msgid_t *id) {
+    return r ? pulsarc_consumer_seek(r->c, id) : PULSARC_ERR_INVALID_ARG;
+}
+
+pulsarc_err_t pulsarc_reader_seek_time(pulsarc_reader_t *r, uint64_t ms) {
+    return r ? pulsarc_consumer_seek_time(r->c, ms) : PULSARC_ERR_INVALID_ARG;
+}
+
+pulsarc_consumer_t *pulsarc_reader_consumer(pulsarc_reader_t *r) { return r ? r->c : NULL; }
+
+pulsarc_err_t pulsarc_reader_close(pulsarc_reader_t *r) {
+    return r ? pulsarc_consumer_close(r->c) : PULSARC_ERR_INVALID_ARG;
+}
+
+void pulsarc_reader_destroy(pulsarc_reader_t *r) {
+    if (!r)
+        return;
+    pulsarc_consumer_destroy(r->c);
+    free(r);
+}
