@@ -201,3 +201,6 @@ clean:
 
 -include $(patsubst %.o,%.d,$(LIB_OBJS))
 .SECONDARY:
+
+# Benchmarks: make bench (build/bench/*), make bench-run (bench/run.sh)
+-include bench/Makefile.inc

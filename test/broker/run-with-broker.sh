@@ -17,6 +17,13 @@ if [[ -n "${PULSAR_SERVICE_URL:-}" ]]; then
     exec "$@"
 fi
 
+# One broker at a time on this machine (fixed ports): concurrent runs wait
+# for each other here instead of start.sh stopping a broker in use.
+exec 9>"${TMPDIR:-/tmp}/pulsarc-test-broker.lock"
+if ! flock -w 1800 9; then
+    die "another run-with-broker.sh held the broker for 30 minutes"
+fi
+
 # shellcheck disable=SC2317  # invoked via trap
 cleanup() { "$here/stop.sh" || true; }
 trap cleanup EXIT
@@ -28,6 +35,17 @@ trap 'exit 143' TERM
 export PULSAR_SERVICE_URL="$SERVICE_URL"
 export PULSAR_ADMIN_URL="$ADMIN_URL"
 export PULSARC_BROKER_CLASSPATH_FILE="$CP_FILE"
+# TLS and authentication (see security.conf and gen-secrets.sh).
+export PULSAR_SERVICE_URL_TLS="$SERVICE_URL_TLS"
+export PULSAR_ADMIN_URL_TLS="$ADMIN_URL_TLS"
+export PULSARC_TEST_SECRETS="$SECRETS_DIR"
+export PULSARC_TEST_MINT_TOKEN="$BROKER_DIR/mint-token.sh"
+export PULSARC_TEST_WRONG_HOST="$WRONG_HOST"
+if grep -q '^tlsRequireTrustedClientCertOnConnect=true' "$RUN_DIR/standalone.conf"; then
+    export PULSARC_BROKER_MTLS_REQUIRED=1
+else
+    export PULSARC_BROKER_MTLS_REQUIRED=0
+fi
 
 status=0
 "$@" || status=$?
