@@ -23,12 +23,21 @@ TMP_DIR="$WORK_DIR/tmp"
 BROKER_LOG="$LOG_DIR/broker.log"
 BROKER_OUT="$LOG_DIR/broker.out"
 
+SECRETS_DIR="$WORK_DIR/secrets"
+
 BROKER_HOST=127.0.0.1
 BROKER_PORT=6650
 WEB_PORT=8080
 BOOKIE_PORT=3181
+BROKER_PORT_TLS=6651
+WEB_PORT_TLS=8443
+# A second address of the same TLS listener that the broker certificate
+# does not name (it names localhost and 127.0.0.1): the wrong-host tests.
+WRONG_HOST=127.0.0.2
 ADMIN_URL="http://$BROKER_HOST:$WEB_PORT"
 SERVICE_URL="pulsar://$BROKER_HOST:$BROKER_PORT"
+ADMIN_URL_TLS="https://localhost:$WEB_PORT_TLS"
+SERVICE_URL_TLS="pulsar+ssl://localhost:$BROKER_PORT_TLS"
 
 MAIN_CLASS=org.apache.pulsar.PulsarStandaloneStarter
 
@@ -43,9 +52,9 @@ java_bin() {
     fi
 }
 
-# True if something accepts TCP connections on 127.0.0.1:$1.
+# True if something accepts TCP connections on ${2:-127.0.0.1}:$1.
 port_in_use() {
-    timeout 2 bash -c "exec 3<>/dev/tcp/$BROKER_HOST/$1" 2>/dev/null
+    timeout 2 bash -c "exec 3<>/dev/tcp/${2:-$BROKER_HOST}/$1" 2>/dev/null
 }
 
 # Prints the PID from the PID file if that process is our broker JVM.

@@ -22,7 +22,7 @@ if running_pid >/dev/null; then
 fi
 rm -f "$PID_FILE"
 
-for port in "$BROKER_PORT" "$WEB_PORT" "$BOOKIE_PORT"; do
+for port in "$BROKER_PORT" "$WEB_PORT" "$BOOKIE_PORT" "$BROKER_PORT_TLS" "$WEB_PORT_TLS"; do
     if port_in_use "$port"; then
         ss -ltnp "sport = :$port" >&2 2>/dev/null || true
         die "port $port on $BROKER_HOST is already in use by another process (not started by start.sh)"
@@ -33,8 +33,13 @@ done
 rm -rf "$RUN_DIR" "$LOG_DIR" "$TMP_DIR"
 mkdir -p "$DATA_DIR" "$LOG_DIR" "$TMP_DIR"
 
+# Fresh TLS material and tokens on every start (0700 dir, 0600 files).
+"$BROKER_DIR/gen-secrets.sh" "$SECRETS_DIR"
+
 conf="$RUN_DIR/standalone.conf"
 cat "$BROKER_DIR/standalone.conf" > "$conf"
+{ printf '\n### --- security.conf (secrets in %s)\n' "$SECRETS_DIR"
+  sed "s|@SECRETS@|$SECRETS_DIR|g" "$BROKER_DIR/security.conf"; } >> "$conf"
 if [[ -n "${PULSARC_BROKER_CONF_EXTRA:-}" ]]; then
     IFS=':' read -r -a fragments <<< "$PULSARC_BROKER_CONF_EXTRA"
     for frag in "${fragments[@]}"; do
@@ -144,15 +149,18 @@ while :; do
     (( advanced )) || sleep 0.5
 done
 
-# The bootstrap may answer before the binary port accepts connections.
-while ! port_in_use "$BROKER_PORT"; do
-    alive "$pid" || fail "broker JVM exited during start-up (stage: port $BROKER_PORT)"
-    (( $(date +%s) < deadline )) || fail "port $BROKER_PORT not listening after ${timeout_s}s"
-    sleep 0.2
+# The bootstrap may answer before the binary ports accept connections.
+for hp in "$BROKER_PORT" "$BROKER_PORT_TLS" "$WEB_PORT_TLS" "$BROKER_PORT_TLS $WRONG_HOST"; do
+    read -r port host <<< "$hp"
+    while ! port_in_use "$port" "${host:-$BROKER_HOST}"; do
+        alive "$pid" || fail "broker JVM exited during start-up (stage: port ${host:-$BROKER_HOST}:$port)"
+        (( $(date +%s) < deadline )) || fail "${host:-$BROKER_HOST}:$port not listening after ${timeout_s}s"
+        sleep 0.2
+    done
 done
 
 trap - INT TERM
 t1=$(date +%s.%N)
 elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 rss_kb="$(ps -o rss= -p "$pid" 2>/dev/null | tr -d ' ' || true)"
-log "ready in ${elapsed}s: $SERVICE_URL  $ADMIN_URL  (pid $pid, RSS $(( ${rss_kb:-0} / 1024 )) MiB)"
+log "ready in ${elapsed}s: $SERVICE_URL  $ADMIN_URL  $SERVICE_URL_TLS  $ADMIN_URL_TLS  (pid $pid, RSS $(( ${rss_kb:-0} / 1024 )) MiB)"
