@@ -105,9 +105,14 @@ static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_fram
     pc_consumer_deliver(c, &r);
 }
 
+static void detach(pulsarc_consumer_t *c) {
+    if (c->attached)
+        pc_conn_detach_consumer(c->attached, c->id);
+    c->attached = NULL;
+}
+
 static void lose_connection(pulsarc_consumer_t *c) {
-    if (c->h.conn)
-        pc_conn_detach_consumer(c->h.conn, c->id);
+    detach(c);
     set_connected(c, 0);
     pc_handler_lost(&c->h);
 }
@@ -141,6 +146,7 @@ static void on_conn_closed(void *obj, pc_conn_t *conn, pulsarc_err_t why) {
     pulsarc_consumer_t *c = obj;
     (void)conn;
     (void)why;
+    c->attached = NULL; /* the connection already forgot us */
     set_connected(c, 0);
     pc_handler_lost(&c->h);
 }
@@ -157,13 +163,15 @@ static void finish_create(pulsarc_consumer_t *c, pulsarc_err_t err, const char *
 }
 
 static void h_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
-    finish_create(PC_CONSUMER_OF_HANDLER(h), err, msg);
+    pulsarc_consumer_t *c = PC_CONSUMER_OF_HANDLER(h);
+    detach(c);
+    finish_create(c, err, msg);
 }
 
 static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pulsarc_consumer_t *c = PC_CONSUMER_OF_HANDLER(h);
     (void)reply;
-    pc_conn_attach_consumer(conn, c->id, &consumer_handler, c);
+    (void)conn; /* attached before SUBSCRIBE went out */
     pthread_mutex_lock(&c->lock);
     pc_consumer_clear_queue_locked(c); /* the broker redelivers everything unacked */
     c->permits = 0;
@@ -252,6 +260,10 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUBSCRIBE;
     cmd.subscribe = &s;
+    /* Attach first: the broker may send ACTIVE_CONSUMER_CHANGE before its reply. */
+    detach(c);
+    pc_conn_attach_consumer(conn, c->id, &consumer_handler, c);
+    c->attached = conn;
     pc_conn_request(conn, &cmd, s.request_id, c->client->op_timeout_ms, pc_handler_created, h);
 }
 
@@ -297,7 +309,7 @@ static void on_close_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, co
 /* Sends CLOSE_CONSUMER (or UNSUBSCRIBE) and finishes in on_close_reply. */
 static void close_on_broker(pulsarc_consumer_t *c, pc_conn_t *conn, int unsubscribe) {
     pc_ack_flush(&c->acks); /* while the connection is still ours */
-    pc_conn_detach_consumer(conn, c->id);
+    detach(c);
     uint64_t rid = c->client->next_id++;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     Pulsar__Proto__CommandCloseConsumer cc = PULSAR__PROTO__COMMAND_CLOSE_CONSUMER__INIT;
@@ -327,6 +339,7 @@ static void do_close_common(pulsarc_consumer_t *c, int unsubscribe) {
         return; /* on_close_reply keeps the reference */
     }
     pc_handler_stop(&c->h);
+    detach(c);
     if (c->unsub_waiter) {
         pc_waiter_done(c->unsub_waiter, was_closed ? PULSARC_ERR_CLOSED : PULSARC_ERR_DISCONNECTED,
                        "consumer is not connected");

@@ -28,6 +28,7 @@ struct pulsarc_consumer_s {
 
     /* ---- loop thread ---- */
     pc_handler_t h;              /* connection state machine */
+    pc_conn_t *attached;         /* connection our frames are routed from, or NULL */
     pc_waiter_t *create_waiter;
     pc_waiter_t *unsub_waiter;
     pc_waiter_t *ack_waiter;     /* a receipt is wanted for the ack in progress */

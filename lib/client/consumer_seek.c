@@ -44,11 +44,12 @@ static void reset_local_state(pulsarc_consumer_t *c, seek_op_t *op) {
 
 static void on_seek_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     seek_op_t *op = arg;
+    pulsarc_consumer_t *c = op->c; /* op lives on the caller's stack: gone once done */
     (void)f;
     if (!err)
-        reset_local_state(op->c, op);
+        reset_local_state(c, op);
     pc_waiter_done(&op->w, err, msg);
-    pc_consumer_unref(op->c);
+    pc_consumer_unref(c);
 }
 
 static void do_seek(void *arg) {
@@ -118,6 +119,7 @@ static pulsarc_msgid_t from_wire(const Pulsar__Proto__MessageIdData *m, int32_t 
 
 static void on_last_id(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     seek_op_t *op = arg;
+    pulsarc_consumer_t *c = op->c; /* op lives on the caller's stack: gone once done */
     if (!err) {
         const Pulsar__Proto__CommandGetLastMessageIdResponse *r = f->cmd->getlastmessageidresponse;
         op->last = from_wire(r->last_message_id, op->c->topic.partition);
@@ -127,7 +129,7 @@ static void on_last_id(void *arg, pulsarc_err_t err, const pc_frame_t *f, const 
         }
     }
     pc_waiter_done(&op->w, err, msg);
-    pc_consumer_unref(op->c);
+    pc_consumer_unref(c);
 }
 
 static void do_last_id(void *arg) {

@@ -13,7 +13,19 @@
 #   JAVA_HOME                      java to use (default: java on PATH)
 
 BROKER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-WORK_DIR="${PULSARC_BROKER_WORK:-$BROKER_DIR/.work}"
+# Several brokers can run side by side: instance N (0-9) shifts every port
+# by 10*N and uses its own work dir. Instance 0 is the default layout.
+INSTANCE="${PULSARC_BROKER_INSTANCE:-0}"
+if [[ ! "$INSTANCE" =~ ^[0-9]$ ]]; then
+    printf '[broker] ERROR: PULSARC_BROKER_INSTANCE must be 0-9, not %s\n' "$INSTANCE" >&2
+    exit 1
+fi
+PORT_OFFSET=$((INSTANCE * 10))
+if (( INSTANCE == 0 )); then
+    WORK_DIR="${PULSARC_BROKER_WORK:-$BROKER_DIR/.work}"
+else
+    WORK_DIR="${PULSARC_BROKER_WORK:-$BROKER_DIR/.work-$INSTANCE}"
+fi
 CP_FILE="$WORK_DIR/classpath.txt"
 PID_FILE="$WORK_DIR/broker.pid"
 RUN_DIR="$WORK_DIR/run"
@@ -26,11 +38,11 @@ BROKER_OUT="$LOG_DIR/broker.out"
 SECRETS_DIR="$WORK_DIR/secrets"
 
 BROKER_HOST=127.0.0.1
-BROKER_PORT=6650
-WEB_PORT=8080
-BOOKIE_PORT=3181
-BROKER_PORT_TLS=6651
-WEB_PORT_TLS=8443
+BROKER_PORT=$((6650 + PORT_OFFSET))
+WEB_PORT=$((8080 + PORT_OFFSET))
+BOOKIE_PORT=$((3181 + PORT_OFFSET))
+BROKER_PORT_TLS=$((6651 + PORT_OFFSET))
+WEB_PORT_TLS=$((8443 + PORT_OFFSET))
 # A second address of the same TLS listener that the broker certificate
 # does not name (it names localhost and 127.0.0.1): the wrong-host tests.
 WRONG_HOST=127.0.0.2

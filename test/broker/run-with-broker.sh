@@ -19,7 +19,7 @@ fi
 
 # One broker at a time on this machine (fixed ports): concurrent runs wait
 # for each other here instead of start.sh stopping a broker in use.
-exec 9>"${TMPDIR:-/tmp}/pulsarc-test-broker.lock"
+exec 9>"${TMPDIR:-/tmp}/pulsarc-test-broker-$INSTANCE.lock"
 if ! flock -w 1800 9; then
     die "another run-with-broker.sh held the broker for 30 minutes"
 fi
@@ -41,6 +41,7 @@ export PULSAR_ADMIN_URL_TLS="$ADMIN_URL_TLS"
 export PULSARC_TEST_SECRETS="$SECRETS_DIR"
 export PULSARC_TEST_MINT_TOKEN="$BROKER_DIR/mint-token.sh"
 export PULSARC_TEST_WRONG_HOST="$WRONG_HOST"
+export PULSARC_TEST_WRONG_HOST_URL="pulsar+ssl://$WRONG_HOST:$BROKER_PORT_TLS"
 if grep -q '^tlsRequireTrustedClientCertOnConnect=true' "$RUN_DIR/standalone.conf"; then
     export PULSARC_BROKER_MTLS_REQUIRED=1
 else

@@ -22,10 +22,12 @@ if running_pid >/dev/null; then
 fi
 rm -f "$PID_FILE"
 
-for port in "$BROKER_PORT" "$WEB_PORT" "$BOOKIE_PORT" "$BROKER_PORT_TLS" "$WEB_PORT_TLS"; do
-    if port_in_use "$port"; then
+for hp in "$BROKER_PORT" "$WEB_PORT" "$BOOKIE_PORT" "$BROKER_PORT_TLS" "$WEB_PORT_TLS" \
+          "$BROKER_PORT_TLS $WRONG_HOST"; do
+    read -r port host <<< "$hp"
+    if port_in_use "$port" "${host:-$BROKER_HOST}"; then
         ss -ltnp "sport = :$port" >&2 2>/dev/null || true
-        die "port $port on $BROKER_HOST is already in use by another process (not started by start.sh)"
+        die "port $port on ${host:-$BROKER_HOST} is already in use by another process (not started by start.sh)"
     fi
 done
 
@@ -39,7 +41,12 @@ mkdir -p "$DATA_DIR" "$LOG_DIR" "$TMP_DIR"
 conf="$RUN_DIR/standalone.conf"
 cat "$BROKER_DIR/standalone.conf" > "$conf"
 { printf '\n### --- security.conf (secrets in %s)\n' "$SECRETS_DIR"
-  sed "s|@SECRETS@|$SECRETS_DIR|g" "$BROKER_DIR/security.conf"; } >> "$conf"
+  sed -e "s|@SECRETS@|$SECRETS_DIR|g" -e "s|@WRONG_HOST@|$WRONG_HOST|g" \
+      -e "s|@BROKER_PORT_TLS@|$BROKER_PORT_TLS|g" "$BROKER_DIR/security.conf"; } >> "$conf"
+if (( INSTANCE != 0 )); then
+    printf '\n### --- instance %s ports\nbrokerServicePort=%s\nwebServicePort=%s\nbrokerServicePortTls=%s\nwebServicePortTls=%s\nbookiePort=%s\n' \
+        "$INSTANCE" "$BROKER_PORT" "$WEB_PORT" "$BROKER_PORT_TLS" "$WEB_PORT_TLS" "$BOOKIE_PORT" >> "$conf"
+fi
 if [[ -n "${PULSARC_BROKER_CONF_EXTRA:-}" ]]; then
     IFS=':' read -r -a fragments <<< "$PULSARC_BROKER_CONF_EXTRA"
     for frag in "${fragments[@]}"; do
