@@ -44,7 +44,8 @@ ifeq ($(WITH_TLS),1)
   FEATURES += -DPULSARC_WITH_TLS=1
 endif
 ifeq ($(WITH_CURL),1)
-  PKGS += libcurl
+  # json-c parses the admin API's answers (see lib/admin/json.c for why json-c).
+  PKGS += libcurl json-c
   FEATURES += -DPULSARC_WITH_CURL=1
 endif
 ifeq ($(WITH_ZSTD),1)
@@ -152,7 +153,7 @@ $(CMD_BIN): $(CMD_SRCS) $(STATIC)
 # --- set-up ---------------------------------------------------------------
 DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
             libssl-dev zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev \
-            libcurl4-openssl-dev check curl openssl valgrind \
+            libcurl4-openssl-dev libjson-c-dev check curl openssl valgrind \
             openjdk-17-jdk-headless maven
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -171,8 +172,12 @@ BROKER := bash test/broker/run-with-broker.sh
 unit: $(UNIT_BINS)
 	@bash test/run-tests.sh $(UNIT_BINS)
 
+# test_tls_mtls runs twice: on the shared broker (client certs optional) and on
+# one that requires them (a broker-wide setting, so a broker of its own).
 live: $(LIVE_BINS) all
 	@$(BROKER) bash test/run-tests.sh $(LIVE_BINS)
+	@PULSARC_BROKER_CONF_EXTRA=test/broker/mtls-required.conf $(BROKER) \
+	  bash test/run-tests.sh $(BUILD)/test/integration/test_tls_mtls
 
 test: deps
 	$(MAKE) unit

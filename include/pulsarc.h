@@ -502,6 +502,31 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *client, const c
                                                pulsarc_consumer_t **consumerp,
                                                char *errstr, size_t errlen);
 /**
+ * Subscribes to several topics behind one handle (each may be partitioned:
+ * every partition is subscribed). Messages of all topics arrive in one
+ * queue; acks are routed to the topic each message came from. New
+ * partitions are picked up every "autoUpdatePartitionsInterval" seconds.
+ * topics (borrowed) holds n names. pulsarc_consumer_new() does the same by
+ * itself for a partitioned topic.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_new_multi(pulsarc_client_t *client,
+                                                     const char *const *topics, size_t n,
+                                                     const char *sub, const pulsarc_conf_t *conf,
+                                                     pulsarc_consumer_t **consumerp,
+                                                     char *errstr, size_t errlen);
+/**
+ * Subscribes to every persistent topic of a namespace whose name matches
+ * pattern, a POSIX extended regex over "tenant/namespace/topic", written as
+ * "persistent://tenant/ns/REGEX", "tenant/ns/REGEX" or "REGEX" (default
+ * namespace). Topics created later are found every
+ * "patternAutoDiscoveryPeriod" seconds.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_new_pattern(pulsarc_client_t *client,
+                                                       const char *pattern, const char *sub,
+                                                       const pulsarc_conf_t *conf,
+                                                       pulsarc_consumer_t **consumerp,
+                                                       char *errstr, size_t errlen);
+/**
  * Waits up to timeout_ms (<0: forever) for the next message. On success
  * *msgp is owned by the caller (pulsarc_msg_destroy). PULSARC_ERR_NO_MESSAGE
  * when the time ran out.

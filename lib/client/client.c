@@ -55,13 +55,11 @@ static pulsarc_err_t resolve_service_url(pulsarc_client_t *c, char *errstr, size
     pulsarc_err_t err = pc_service_url_parse(url, &c->lookup.url, errstr, errlen);
     if (err)
         return err;
-    if (c->lookup.url.tls)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_UNSUPPORTED,
-                         "TLS service URLs are not supported by this build yet: '%s'", url);
     if (c->lookup.url.http)
         return pc_seterr(errstr, errlen, PULSARC_ERR_UNSUPPORTED,
                          "HTTP lookup is not supported; use a pulsar:// service URL, not '%s'", url);
-    return PULSARC_OK;
+    /* TLS context and authentication, shared by every connection. */
+    return pc_conn_opts_security(&c->conn_opts, c->conf, c->lookup.url.tls, errstr, errlen);
 }
 
 static void setup_options(pulsarc_client_t *c) {
@@ -80,7 +78,9 @@ static void client_free(pulsarc_client_t *c) {
     pc_pool_free(c->pool);
     if (c->loop)
         pc_loop_unref(c->loop);
+    pc_conn_opts_security_free(&c->conn_opts); /* after the pool: connections use them */
     pulsarc_conf_destroy(c->conf);
+    pc_memlimit_destroy(&c->memlimit);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -113,6 +113,7 @@ pulsarc_err_t pulsarc_client_new(const pulsarc_conf_t *conf, pulsarc_client_t **
     }
     pthread_mutex_init(&c->lock, NULL);
     c->next_id = 1;
+    pc_memlimit_init(&c->memlimit, pc_conf_int(c->conf, PC_PROP_MEMORY_LIMIT_BYTES));
     setup_options(c);
     pulsarc_err_t err = resolve_service_url(c, errstr, errlen);
     if (!err)

@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include "client/cbq.h"
+#include "client/memlimit.h"
 #include "client/waiter.h"
 #include "conf/props.h"
 #include "core/topic.h"
@@ -28,6 +29,7 @@ struct pulsarc_client_s {
     uint64_t next_id;         /* loop thread: request, producer, consumer ids */
     pc_cbq_t cbq;
     int op_timeout_ms;
+    pc_memlimit_t memlimit;   /* memoryLimitBytes, shared by all producers */
     pthread_mutex_t lock;     /* guards handles and closed */
     pc_handle_t *handles;
     int closed;

@@ -29,6 +29,7 @@ void pc_consumer_ref(pulsarc_consumer_t *c) { atomic_fetch_add(&c->refs, 1); }
 void pc_consumer_unref(pulsarc_consumer_t *c) {
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
+    pc_multi_free(c);
     pc_consumer_clear_queue_locked(c);
     pc_ack_tracker_free(&c->acks);
     pc_redelivery_free(&c->redelivery);
@@ -60,8 +61,20 @@ int pulsarc_consumer_is_connected(pulsarc_consumer_t *c) {
         return 0;
     pthread_mutex_lock(&c->lock);
     int v = c->connected;
+    for (size_t i = 0; c->is_multi && i < c->nchildren; i++)
+        v = i == 0 ? pulsarc_consumer_is_connected(c->children[i])
+                   : v && pulsarc_consumer_is_connected(c->children[i]);
     pthread_mutex_unlock(&c->lock);
     return v;
+}
+
+static void add_stats(pulsarc_consumer_stats_t *to, const pulsarc_consumer_stats_t *from) {
+    to->received += from->received;
+    to->acked += from->acked;
+    to->nacked += from->nacked;
+    to->redelivery_requests += from->redelivery_requests;
+    to->discarded += from->discarded;
+    to->reconnects += from->reconnects;
 }
 
 pulsarc_err_t pulsarc_consumer_stats(pulsarc_consumer_t *c, pulsarc_consumer_stats_t *out) {
@@ -71,6 +84,15 @@ pulsarc_err_t pulsarc_consumer_stats(pulsarc_consumer_t *c, pulsarc_consumer_sta
     *out = c->stats;
     out->queue_len = c->qlen;
     out->queue_size = (size_t)c->queue_size;
+    if (c->is_multi) { /* children count what reached the broker; the parent what was handed out */
+        out->received = out->acked = out->nacked = out->redelivery_requests = 0;
+        out->discarded = out->reconnects = 0;
+        for (size_t i = 0; i < c->nchildren; i++) {
+            pulsarc_consumer_stats_t cs;
+            pulsarc_consumer_stats(c->children[i], &cs);
+            add_stats(out, &cs);
+        }
+    }
     pthread_mutex_unlock(&c->lock);
     return PULSARC_OK;
 }
@@ -135,7 +157,10 @@ static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
         c->end_of_topic = 1;
         pthread_cond_broadcast(&c->cond);
         pthread_mutex_unlock(&c->lock);
-        pc_consumer_notify_event(c, PULSARC_CONSUMER_END_OF_TOPIC);
+        if (c->parent)
+            pc_multi_child_ended(c->parent);
+        else
+            pc_consumer_notify_event(c, PULSARC_CONSUMER_END_OF_TOPIC);
         break;
     default:
         break;
@@ -172,8 +197,8 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pulsarc_consumer_t *c = PC_CONSUMER_OF_HANDLER(h);
     (void)reply;
     (void)conn; /* attached before SUBSCRIBE went out */
+    pc_consumer_drop_queued(c); /* the broker redelivers everything unacked */
     pthread_mutex_lock(&c->lock);
-    pc_consumer_clear_queue_locked(c); /* the broker redelivers everything unacked */
     c->permits = 0;
     c->connected = 1;
     c->seeking = 0;
@@ -281,6 +306,8 @@ static void do_start(void *arg) {
     pc_handler_start(&c->h);
 }
 
+void pc_consumer_start_async(pulsarc_consumer_t *c) { do_start(c); }
+
 /* ---------- closing and unsubscribing ---------- */
 
 static void mark_closed(pulsarc_consumer_t *c) {
@@ -374,6 +401,8 @@ static void wait_closed(pulsarc_consumer_t *c) {
 pulsarc_err_t pulsarc_consumer_close(pulsarc_consumer_t *c) {
     if (!c)
         return PULSARC_ERR_INVALID_ARG;
+    if (c->is_multi)
+        return pc_multi_close(c, 0);
     if (!post_close(c, do_close)) {
         pthread_mutex_lock(&c->lock);
         c->closed = 1; /* the loop is gone: nothing is pending any more */
@@ -387,6 +416,8 @@ pulsarc_err_t pulsarc_consumer_close(pulsarc_consumer_t *c) {
 pulsarc_err_t pulsarc_consumer_unsubscribe(pulsarc_consumer_t *c) {
     if (!c)
         return PULSARC_ERR_INVALID_ARG;
+    if (c->is_multi)
+        return pc_multi_close(c, 1);
     pc_waiter_t w;
     pc_waiter_init(&w);
     c->unsub_waiter = &w; /* read only by the loop after the post below */
@@ -407,6 +438,8 @@ void pulsarc_consumer_destroy(pulsarc_consumer_t *c) {
     if (!c)
         return;
     pulsarc_consumer_close(c);
+    if (c->is_multi)
+        pc_multi_release_children(c);
     pc_client_unregister(c->client, &c->handle);
     pc_consumer_unref(c);
 }
@@ -486,7 +519,7 @@ pulsarc_err_t pc_consumer_start(pulsarc_consumer_t *c, char *errstr, size_t errl
     pc_waiter_init(&w);
     c->create_waiter = &w;
     pc_consumer_ref(c);
-    pulsarc_err_t err = pc_client_register(cl, &c->handle);
+    pulsarc_err_t err = c->parent ? PULSARC_OK : pc_client_register(cl, &c->handle);
     if (!err && (err = pc_client_post(cl, do_start, c)) != PULSARC_OK)
         pc_client_unregister(cl, &c->handle);
     if (err) {
@@ -542,8 +575,12 @@ pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *cl, const char *topic, cons
         return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
                          "client, topic, a non-empty subscription and consumerp are required");
     *cp = NULL;
+    int handled = 0;
+    pulsarc_err_t err = pc_multi_new_if_partitioned(cl, topic, sub, conf, cp, &handled, errstr, errlen);
+    if (handled || err)
+        return err;
     pulsarc_consumer_t *c;
-    pulsarc_err_t err = pc_consumer_prepare(cl, topic, sub, conf, &c, errstr, errlen);
+    err = pc_consumer_prepare(cl, topic, sub, conf, &c, errstr, errlen);
     if (err)
         return err;
     if ((err = pc_consumer_start(c, errstr, errlen))) {

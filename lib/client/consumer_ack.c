@@ -127,9 +127,7 @@ static void send_redeliver(pulsarc_consumer_t *c, const pulsarc_msgid_t *ids, si
 static void redeliver_all(pulsarc_consumer_t *c) {
     c->epoch++;
     pc_redelivery_clear(&c->redelivery);
-    pthread_mutex_lock(&c->lock);
-    size_t dropped = pc_consumer_clear_queue_locked(c);
-    pthread_mutex_unlock(&c->lock);
+    size_t dropped = pc_consumer_drop_queued(c);
     send_redeliver(c, NULL, 0);
     pc_consumer_refund(c, (uint32_t)dropped);
 }
@@ -202,7 +200,7 @@ static void do_ack_op(void *arg) {
     free(a);
 }
 
-static pulsarc_err_t submit(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id) {
+static pulsarc_err_t submit_one(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id) {
     ack_op_t *a = calloc(1, sizeof *a);
     if (!a)
         return PULSARC_ERR_NOMEM;
@@ -226,6 +224,27 @@ static pulsarc_err_t submit(pulsarc_consumer_t *c, int kind, const pulsarc_msgid
     return err;
 }
 
+/* Multi-topic consumers hand the call to the child that received the message. */
+static pulsarc_err_t submit_msg(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id,
+                                const pulsarc_msg_t *msg) {
+    if (!c->is_multi)
+        return submit_one(c, kind, id);
+    if (kind == OP_REDELIVER_ALL) {
+        pulsarc_err_t err = PULSARC_OK;
+        pthread_mutex_lock(&c->lock);
+        for (size_t i = 0; i < c->nchildren && !err; i++)
+            err = submit_one(c->children[i], kind, NULL);
+        pthread_mutex_unlock(&c->lock);
+        return err;
+    }
+    pulsarc_consumer_t *child = pc_multi_route(c, id, msg);
+    return child ? submit_one(child, kind, id) : PULSARC_ERR_INVALID_ARG;
+}
+
+static pulsarc_err_t submit(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id) {
+    return submit_msg(c, kind, id, NULL);
+}
+
 static pulsarc_err_t check_id(const pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
     if (!c || !id || id->ledger_id < 0 || id->entry_id < 0)
         return PULSARC_ERR_INVALID_ARG;
@@ -240,7 +259,10 @@ pulsarc_err_t pulsarc_consumer_ack_id(pulsarc_consumer_t *c, const pulsarc_msgid
 }
 
 pulsarc_err_t pulsarc_consumer_ack(pulsarc_consumer_t *c, const pulsarc_msg_t *msg) {
-    return msg ? pulsarc_consumer_ack_id(c, &msg->id) : PULSARC_ERR_INVALID_ARG;
+    if (!msg)
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = check_id(c, &msg->id);
+    return err ? err : submit_msg(c, OP_ACK, &msg->id, msg);
 }
 
 pulsarc_err_t pulsarc_consumer_ack_cumulative_id(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
@@ -253,7 +275,12 @@ pulsarc_err_t pulsarc_consumer_ack_cumulative_id(pulsarc_consumer_t *c, const pu
 }
 
 pulsarc_err_t pulsarc_consumer_ack_cumulative(pulsarc_consumer_t *c, const pulsarc_msg_t *msg) {
-    return msg ? pulsarc_consumer_ack_cumulative_id(c, &msg->id) : PULSARC_ERR_INVALID_ARG;
+    if (!msg)
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = check_id(c, &msg->id);
+    if (err)
+        return err;
+    return pc_consumer_is_shared(c) ? PULSARC_ERR_STATE : submit_msg(c, OP_CUMULATIVE, &msg->id, msg);
 }
 
 pulsarc_err_t pulsarc_consumer_nack_id(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
@@ -262,7 +289,10 @@ pulsarc_err_t pulsarc_consumer_nack_id(pulsarc_consumer_t *c, const pulsarc_msgi
 }
 
 pulsarc_err_t pulsarc_consumer_nack(pulsarc_consumer_t *c, const pulsarc_msg_t *msg) {
-    return msg ? pulsarc_consumer_nack_id(c, &msg->id) : PULSARC_ERR_INVALID_ARG;
+    if (!msg)
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = check_id(c, &msg->id);
+    return err ? err : submit_msg(c, OP_NACK, &msg->id, msg);
 }
 
 pulsarc_err_t pulsarc_consumer_redeliver_unacked(pulsarc_consumer_t *c) {

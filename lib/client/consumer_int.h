@@ -61,6 +61,17 @@ struct pulsarc_consumer_s {
     pulsarc_consumer_event_cb event_cb;
     void *event_opaque;
 
+    /* ---- multi-topic (consumer_multi.c) ----
+     * A parent has no broker presence: its children (one per topic or
+     * partition) subscribe and deliver into the parent's queue. The
+     * children array is guarded by the parent's lock. */
+    pulsarc_consumer_t *parent;
+    int is_multi;
+    pulsarc_consumer_t **children;
+    size_t nchildren, capchildren;
+    pulsarc_conf_t *conf_copy;   /* for children found later */
+    struct pc_multi *multi;      /* discovery state (loop thread) */
+
     /* ---- shared with application threads, under lock ---- */
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -91,6 +102,13 @@ void pc_consumer_refund(pulsarc_consumer_t *c, uint32_t permits);
 void pc_consumer_send_flow(pulsarc_consumer_t *c, uint32_t n);
 /* Empties the queue (lock held) and returns how many messages were in it. */
 size_t pc_consumer_clear_queue_locked(pulsarc_consumer_t *c);
+/* Drops the messages c received that are still queued (in its parent's queue
+ * for a child); returns how many. Takes the locks itself. */
+size_t pc_consumer_drop_queued(pulsarc_consumer_t *c);
+/* The consumer whose queue c's messages go to. */
+static inline pulsarc_consumer_t *pc_consumer_queue_of(pulsarc_consumer_t *c) {
+    return c->parent ? c->parent : c;
+}
 void pc_consumer_notify_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev);
 
 /* consumer_ack.c (loop thread) */
@@ -104,6 +122,21 @@ pulsarc_err_t pc_consumer_prepare(pulsarc_client_t *cl, const char *topic, const
                                   const pulsarc_conf_t *conf, pulsarc_consumer_t **cp,
                                   char *errstr, size_t errlen);
 pulsarc_err_t pc_consumer_start(pulsarc_consumer_t *c, char *errstr, size_t errlen);
+/* Loop thread: subscribes without anyone waiting (children found by discovery). */
+void pc_consumer_start_async(pulsarc_consumer_t *c);
+
+/* consumer_multi.c */
+/* Routes an id (or a received message) of a multi consumer to the child that owns it. */
+pulsarc_consumer_t *pc_multi_route(pulsarc_consumer_t *c, const pulsarc_msgid_t *id,
+                                   const pulsarc_msg_t *msg);
+pulsarc_err_t pc_multi_close(pulsarc_consumer_t *c, int unsubscribe);
+void pc_multi_release_children(pulsarc_consumer_t *p);
+void pc_multi_child_ended(pulsarc_consumer_t *parent);
+void pc_multi_free(pulsarc_consumer_t *c);
+/* Starts multi-topic subscription when topic is partitioned; *handled = 0 otherwise. */
+pulsarc_err_t pc_multi_new_if_partitioned(pulsarc_client_t *cl, const char *topic, const char *sub,
+                                          const pulsarc_conf_t *conf, pulsarc_consumer_t **cp,
+                                          int *handled, char *errstr, size_t errlen);
 
 /* reader.c */
 int pc_reader_skip_upto(const pulsarc_consumer_t *c, pulsarc_msgid_t *skip);

@@ -102,8 +102,10 @@ static void append_locked(pulsarc_consumer_t *c, pc_rx_result_t *r) {
 }
 
 static void track_delivered(pulsarc_consumer_t *c, const pc_rx_result_t *r) {
-    for (pulsarc_msg_t *m = r->first; m; m = m->next)
+    for (pulsarc_msg_t *m = r->first; m; m = m->next) {
+        m->rx_owner = c;
         pc_redelivery_delivered(&c->redelivery, &m->id);
+    }
 }
 
 static void report_discard(pulsarc_consumer_t *c, const pc_rx_result_t *r) {
@@ -126,19 +128,59 @@ void pc_consumer_deliver(pulsarc_consumer_t *c, pc_rx_result_t *r) {
         return;
     }
     track_delivered(c, r);
-    uint32_t refund = r->permits > r->n ? r->permits - (uint32_t)r->n : 0;
-    pthread_mutex_lock(&c->lock);
+    pulsarc_consumer_t *q = pc_consumer_queue_of(c);
+    pthread_mutex_lock(&q->lock);
     if (r->n)
-        append_locked(c, r);
-    int flow = refund && owe_locked(c, refund);
-    int listen = c->listener && r->n && !c->listener_posted;
+        append_locked(q, r);
+    int listen = q->listener && r->n && !q->listener_posted;
     if (listen)
-        c->listener_posted = 1;
-    pthread_mutex_unlock(&c->lock);
+        q->listener_posted = 1;
+    pthread_mutex_unlock(&q->lock);
+    if (q != c) {
+        pthread_mutex_lock(&c->lock);
+        c->stats.received += r->n;
+        pthread_mutex_unlock(&c->lock);
+    }
+    pc_consumer_refund(c, r->permits > r->n ? r->permits - (uint32_t)r->n : 0);
+    if (listen)
+        post_listener(q);
+}
+
+size_t pc_consumer_drop_queued(pulsarc_consumer_t *c) {
+    pulsarc_consumer_t *q = pc_consumer_queue_of(c);
+    size_t n = 0;
+    pthread_mutex_lock(&q->lock);
+    if (q == c) {
+        n = pc_consumer_clear_queue_locked(q);
+    } else {
+        pulsarc_msg_t **pp = &q->qhead;
+        q->qtail = NULL;
+        while (*pp) {
+            pulsarc_msg_t *m = *pp;
+            if (m->rx_owner != c) {
+                q->qtail = m;
+                pp = &m->next;
+                continue;
+            }
+            *pp = m->next;
+            q->qlen--;
+            q->qbytes -= m->len;
+            pulsarc_msg_destroy(m);
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&q->lock);
+    return n;
+}
+
+/* A child's permit, returned while its parent's queue lock is held (parent -> child order). */
+static void owe_child(pulsarc_consumer_t *child) {
+    pthread_mutex_lock(&child->lock);
+    child->stats.delivered++;
+    int flow = owe_locked(child, 1);
+    pthread_mutex_unlock(&child->lock);
     if (flow)
-        post_flow(c);
-    if (listen)
-        post_listener(c);
+        post_flow(child);
 }
 
 /* Removes the head (lock held); returns the FLOW-needed flag via *flow. */
@@ -153,8 +195,11 @@ static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *c, int *flow) {
     c->last_dequeued = m->id;
     c->has_dequeued = 1;
     c->stats.delivered++;
-    *flow |= owe_locked(c, 1);
-    return m;
+    if (m->rx_owner && m->rx_owner != c)
+        owe_child(m->rx_owner);
+    else
+        *flow |= owe_locked(c, 1);
+    return m; /* rx_owner stays: acks of a multi-topic consumer route by it */
 }
 
 /* Waits (lock held) until a message, close, end of topic or the deadline. */
@@ -279,6 +324,7 @@ static void run_event(pc_cb_item_t *it) {
 }
 
 void pc_consumer_notify_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev) {
+    c = pc_consumer_queue_of(c); /* the application knows the parent */
     if (!c->event_cb)
         return;
     event_run_t *e = calloc(1, sizeof *e);

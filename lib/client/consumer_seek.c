@@ -9,6 +9,7 @@
  * sends. Calls block the application thread on a waiter; the work runs on
  * the io thread.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "client/consumer_int.h"
@@ -28,12 +29,11 @@ typedef struct seek_op {
 static void reset_local_state(pulsarc_consumer_t *c, seek_op_t *op) {
     pc_redelivery_clear(&c->redelivery);
     pc_ack_forget_batches(&c->acks);
+    pc_consumer_drop_queued(c); /* permits are recomputed by the re-subscribe the broker forces */
     pthread_mutex_lock(&c->lock);
-    size_t dropped = pc_consumer_clear_queue_locked(c);
     c->has_dequeued = 0;
     c->end_of_topic = 0;
     pthread_mutex_unlock(&c->lock);
-    (void)dropped; /* permits are recomputed by the re-subscribe the broker forces */
     if (!c->durable && !op->by_time) {
         c->start_id = op->id;
         c->start_inclusive = 1;
@@ -79,7 +79,31 @@ static void do_seek(void *arg) {
     pc_conn_request(c->h.conn, &cmd, sk.request_id, c->client->op_timeout_ms, on_seek_reply, op);
 }
 
+static pulsarc_err_t run_op(pulsarc_consumer_t *c, seek_op_t *op, pc_loop_fn fn);
+
+/* Applies a seek to every child of a multi-topic consumer. */
+static pulsarc_err_t seek_children(pulsarc_consumer_t *c, const seek_op_t *tmpl) {
+    pthread_mutex_lock(&c->lock);
+    size_t n = c->nchildren;
+    pulsarc_consumer_t **kids = calloc(n ? n : 1, sizeof *kids);
+    for (size_t i = 0; kids && i < n; i++)
+        kids[i] = c->children[i];
+    pthread_mutex_unlock(&c->lock);
+    if (!kids)
+        return PULSARC_ERR_NOMEM;
+    pulsarc_err_t err = PULSARC_OK;
+    for (size_t i = 0; i < n && !err; i++) {
+        seek_op_t op = *tmpl;
+        err = run_op(kids[i], &op, do_seek);
+    }
+    free(kids);
+    pc_consumer_drop_queued(c);
+    return err;
+}
+
 static pulsarc_err_t run_op(pulsarc_consumer_t *c, seek_op_t *op, pc_loop_fn fn) {
+    if (c->is_multi && fn == do_seek)
+        return seek_children(c, op);
     op->c = c;
     pc_waiter_init(&op->w);
     pulsarc_err_t err = pc_consumer_post(c, fn, op);
@@ -152,6 +176,8 @@ static void do_last_id(void *arg) {
 pulsarc_err_t pulsarc_consumer_last_message_id(pulsarc_consumer_t *c, pulsarc_msgid_t *id) {
     if (!c || !id)
         return PULSARC_ERR_INVALID_ARG;
+    if (c->is_multi)
+        return PULSARC_ERR_UNSUPPORTED; /* one id cannot describe several topics */
     seek_op_t op;
     memset(&op, 0, sizeof op);
     pulsarc_err_t err = run_op(c, &op, do_last_id);
@@ -176,6 +202,19 @@ pulsarc_err_t pulsarc_consumer_has_message_available(pulsarc_consumer_t *c, int 
     if (queued) {
         *available = 1;
         return PULSARC_OK;
+    }
+    if (c->is_multi) {
+        pthread_mutex_lock(&c->lock);
+        size_t n = c->nchildren;
+        pulsarc_consumer_t **kids = calloc(n ? n : 1, sizeof *kids);
+        for (size_t i = 0; kids && i < n; i++)
+            kids[i] = c->children[i];
+        pthread_mutex_unlock(&c->lock);
+        pulsarc_err_t err = kids ? PULSARC_OK : PULSARC_ERR_NOMEM;
+        for (size_t i = 0; kids && i < n && !err && !*available; i++)
+            err = pulsarc_consumer_has_message_available(kids[i], available);
+        free(kids);
+        return err;
     }
     seek_op_t op;
     memset(&op, 0, sizeof op);

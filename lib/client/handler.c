@@ -23,6 +23,7 @@ void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_clien
     h->conn = h->creating = NULL;
     h->created_once = 0;
     h->epoch = 0;
+    h->is_partial = NULL;
     pc_backoff_init(&h->backoff, pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
                     pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS));
     pc_timer_init(&h->reconnect_timer, (pc_loop_fn)h_connect, h);
@@ -49,6 +50,8 @@ static void create_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
 
 void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     pc_handler_t *h = arg;
+    if (!err && h->state == PC_H_CONNECTING && h->is_partial && f && h->is_partial(f))
+        return; /* queued by the broker: keep the connection and our reference, wait on */
     pc_conn_t *conn = h->creating;
     h->creating = NULL;
     if (h->state != PC_H_CONNECTING) {

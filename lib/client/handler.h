@@ -42,6 +42,13 @@ struct pc_handler {
     uint64_t epoch;          /* bumped on every create attempt */
     pc_backoff_t backoff;
     pc_timer_t reconnect_timer;
+    /*
+     * Set by owners whose create reply can be partial (PRODUCER_SUCCESS with
+     * producer_ready=false, WaitForExclusive); NULL otherwise. On such a
+     * reply the request stays pending: the connection calls
+     * pc_handler_created again with the final reply for the same request id.
+     */
+    int (*is_partial)(const pc_frame_t *reply);
 };
 
 /* Any thread, before the loop sees it. */

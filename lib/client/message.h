@@ -36,6 +36,7 @@ struct pulsarc_msg_s {
     struct pulsarc_msg_s *next; /* consumer receive queue link */
     /* Received messages are views: every pointer above borrows from entry. */
     struct pc_entry *entry;
+    struct pulsarc_consumer_s *rx_owner; /* consumer that received it (queued messages only) */
 };
 
 /* Adds a property without checking for an existing name (decode path). */

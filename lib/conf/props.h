@@ -127,7 +127,11 @@
     X(BATCH_RECV_TIMEOUT_MS, "batchReceiveTimeoutMs", CONSUMER, INT, "100", 0, 3600000, NULL,  \
       "... or when this much time has passed.")                                                \
     X(SUBSCRIPTION_NAME, "subscriptionName", CONSUMER, STR, "", 0, 0, NULL,                    \
-      "Readers: the subscription name (default reader-<random>).")
+      "Readers: the subscription name (default reader-<random>).")                             \
+    X(AUTO_UPDATE_PARTITIONS_S, "autoUpdatePartitionsInterval", CONSUMER, INT, "60", 0, 86400,   \
+      NULL, "Seconds between checks for new partitions of subscribed topics. 0: never.")       \
+    X(PATTERN_DISCOVERY_S, "patternAutoDiscoveryPeriod", CONSUMER, INT, "60", 0, 86400, NULL,    \
+      "Seconds between checks for new topics matching a regex subscription. 0: never.")
 
 typedef enum pc_prop_id {
 #define PC_PROP_ENUM(id, ...) PC_PROP_##id,

@@ -70,11 +70,18 @@ static pulsarc_err_t judge(z_stream *s, int rc, size_t expected, char *why, size
                          "stream wants a preset dictionary (Pulsar never uses one)");
     case Z_MEM_ERROR:
         return pc_seterr(why, whylen, PULSARC_ERR_NOMEM, "out of memory");
-    default: /* Z_OK / Z_BUF_ERROR: stopped before the end of the stream */
-        if (s->avail_out == 0 && has_more_output(s))
+    default: { /* Z_OK / Z_BUF_ERROR: stopped before the end of the stream */
+        int full = s->avail_out == 0;
+        if (full && has_more_output(s))
             return pc_seterr(why, whylen, PULSARC_ERR_COMPRESSION,
                              "decodes to more than uncompressed_size %zu", expected);
+        /* The Java client deflates with SYNC_FLUSH and never finishes the
+         * stream: no final block, no Adler-32. All input used and exactly
+         * the expected bytes out is therefore a complete message. */
+        if (full && s->avail_in == 0)
+            return PULSARC_OK;
         return pc_seterr(why, whylen, PULSARC_ERR_COMPRESSION, "truncated stream");
+    }
     }
 }
 

@@ -4,6 +4,14 @@
  * request-id correlation (each request with its own timer), and routing of
  * unsolicited frames to the producer or consumer attached under an id.
  *
+ * Bytes go through a transport (transport.h): plain TCP, or TLS whose
+ * handshake runs after the TCP connect and before CONNECT is sent. Because
+ * TLS may need to write in order to read and the reverse, every socket
+ * event retries both directions. Credentials are asked of the auth
+ * provider each time they are sent (CONNECT, and AUTH_RESPONSE to every
+ * AUTH_CHALLENGE, which may come before CONNECTED or at any time after),
+ * and wiped right after encoding.
+ *
  * Loop thread only. Reference counted: the pool holds one reference, and
  * every callback into user-facing layers runs with a temporary one, so a
  * callback may close the connection without pulling it out from under us.
@@ -25,12 +33,22 @@
 #include <unistd.h>
 
 #include "core/err.h"
+#include "net/auth_plugin.h"
 #include "net/resolve.h"
+#include "net/transport.h"
 
 #define PROTOCOL_VERSION 20
 #define READ_CHUNK (64 * 1024)
 
-typedef enum { ST_RESOLVING, ST_CONNECTING, ST_HANDSHAKE, ST_READY, ST_CLOSED } conn_state_t;
+/* ST_TLS: TCP is up, the TLS handshake runs; ST_HANDSHAKE: CONNECT sent. */
+typedef enum {
+    ST_RESOLVING,
+    ST_CONNECTING,
+    ST_TLS,
+    ST_HANDSHAKE,
+    ST_READY,
+    ST_CLOSED
+} conn_state_t;
 
 typedef struct waiter {
     struct waiter *next;
@@ -64,6 +82,8 @@ struct pc_conn {
     char peer[300];
     char *proxy_to;
     int fd;
+    pc_transport_t *tx;   /* from TCP connect until close */
+    int read_wants_out;   /* the last read (TLS) waits for the socket to be writable */
     pc_io_t io;
     struct addrinfo *addrs, *next_addr;
     pc_timer_t connect_timer;
@@ -96,8 +116,6 @@ void pc_conn_unref(pc_conn_t *c) {
         freeaddrinfo(c->addrs);
     free(c->proxy_to);
     free((char *)c->opts.client_version);
-    free((char *)c->opts.auth_method);
-    free((uint8_t *)c->opts.auth_data);
     free(c);
 }
 
@@ -157,6 +175,8 @@ void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
     pc_timer_stop(c->loop, &c->keepalive_timer);
     if (c->fd >= 0) {
         pc_io_del(c->loop, &c->io);
+        pc_tx_free(c->tx); /* before close(): TLS may send close_notify */
+        c->tx = NULL;
         close(c->fd);
         c->fd = -1;
     }
@@ -177,22 +197,33 @@ static void closef(pc_conn_t *c, pulsarc_err_t why, const char *fmt, const char 
 
 /* ---------- writing ---------- */
 
+/* The transport's own words, after the peer's address. */
+static void close_tx_error(pc_conn_t *c) {
+    closef(c, c->tx->errcode ? c->tx->errcode : PULSARC_ERR_DISCONNECTED, "%s: %s", c->tx->err);
+}
+
+static void update_interest(pc_conn_t *c) {
+    int out = c->wbuf.len > 0 || c->read_wants_out;
+    pc_io_mod(c->loop, &c->io, EPOLLIN | (out ? EPOLLOUT : 0));
+}
+
 static void flush_out(pc_conn_t *c) {
     while (c->wbuf.len > 0) {
-        ssize_t n = send(c->fd, c->wbuf.data, c->wbuf.len, MSG_NOSIGNAL);
-        if (n > 0) {
-            pc_buf_consume(&c->wbuf, (size_t)n);
+        size_t n = 0;
+        pc_tx_status_t st = pc_tx_write(c->tx, c->wbuf.data, c->wbuf.len, &n);
+        if (st == PC_TX_OK) {
+            pc_buf_consume(&c->wbuf, n);
             continue;
         }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        closef(c, PULSARC_ERR_DISCONNECTED, "write to %s failed: %s", strerror(errno));
+        if (st == PC_TX_AGAIN)
+            break; /* EPOLLIN is always on; EPOLLOUT while wbuf is not empty */
+        if (st == PC_TX_EOF)
+            closef(c, PULSARC_ERR_DISCONNECTED, "%s closed the connection%s", NULL);
+        else
+            close_tx_error(c);
         return;
     }
-    uint32_t want = EPOLLIN | (c->wbuf.len ? EPOLLOUT : 0);
-    pc_io_mod(c->loop, &c->io, want);
+    update_interest(c);
 }
 
 static pulsarc_err_t queued(pc_conn_t *c, pulsarc_err_t err) {
@@ -309,7 +340,24 @@ void pc_conn_detach_consumer(pc_conn_t *c, uint64_t id) { detach(&c->consumers, 
 
 /* ---------- handshake and keep-alive ---------- */
 
+/* Fresh credentials from the provider; on failure the connection is closed. */
+static int get_credentials(pc_conn_t *c, uint8_t **data, size_t *len) {
+    char err[300];
+    *data = NULL;
+    *len = 0;
+    if (!c->opts.auth)
+        return 0;
+    pulsarc_err_t e = c->opts.auth->credentials(c->opts.auth, data, len, err, sizeof err);
+    if (e)
+        closef(c, e, "authentication towards %s: %s", err);
+    return e ? -1 : 0;
+}
+
 static void send_connect(pc_conn_t *c) {
+    uint8_t *cred;
+    size_t cred_len;
+    if (get_credentials(c, &cred, &cred_len))
+        return;
     Pulsar__Proto__CommandConnect conn = PULSAR__PROTO__COMMAND_CONNECT__INIT;
     Pulsar__Proto__FeatureFlags ff = PULSAR__PROTO__FEATURE_FLAGS__INIT;
     conn.client_version = (char *)c->opts.client_version;
@@ -320,11 +368,11 @@ static void send_connect(pc_conn_t *c) {
     ff.has_supports_broker_entry_metadata = 1;
     ff.supports_broker_entry_metadata = 1;
     conn.feature_flags = &ff;
-    if (c->opts.auth_method) {
-        conn.auth_method_name = (char *)c->opts.auth_method;
+    if (c->opts.auth) {
+        conn.auth_method_name = (char *)c->opts.auth->method;
         conn.has_auth_data = 1;
-        conn.auth_data.data = (uint8_t *)c->opts.auth_data;
-        conn.auth_data.len = c->opts.auth_len;
+        conn.auth_data.data = cred ? cred : (uint8_t *)"";
+        conn.auth_data.len = cred_len;
     }
     conn.proxy_to_broker_url = c->proxy_to;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
@@ -332,6 +380,36 @@ static void send_connect(pc_conn_t *c) {
     cmd.connect = &conn;
     c->state = ST_HANDSHAKE;
     pc_conn_send(c, &cmd);
+    pc_auth_wipe(cred, cred_len); /* encoded into wbuf by now */
+}
+
+/*
+ * The broker asks for credentials again: a refresh ("PulsarAuthRefresh")
+ * when the ones it holds expire, or a further step of a multi-step method.
+ * Both are answered with fresh data from the provider; the broker closes
+ * the connection itself if it does not accept them.
+ */
+static void handle_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthChallenge *ch) {
+    (void)ch;
+    uint8_t *cred;
+    size_t cred_len;
+    if (get_credentials(c, &cred, &cred_len))
+        return;
+    Pulsar__Proto__AuthData data = PULSAR__PROTO__AUTH_DATA__INIT;
+    data.auth_method_name = c->opts.auth ? (char *)c->opts.auth->method : "none";
+    data.has_auth_data = 1; /* brokers expect the field even when empty */
+    data.auth_data.data = cred ? cred : (uint8_t *)"";
+    data.auth_data.len = cred_len;
+    Pulsar__Proto__CommandAuthResponse resp = PULSAR__PROTO__COMMAND_AUTH_RESPONSE__INIT;
+    resp.client_version = (char *)c->opts.client_version;
+    resp.response = &data;
+    resp.has_protocol_version = 1;
+    resp.protocol_version = PROTOCOL_VERSION;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_RESPONSE;
+    cmd.authresponse = &resp;
+    pc_conn_send(c, &cmd);
+    pc_auth_wipe(cred, cred_len);
 }
 
 static void send_simple(pc_conn_t *c, int type) {
@@ -492,6 +570,8 @@ static void dispatch(pc_conn_t *c, const pc_frame_t *f) {
         pc_conn_close(c, pc_err_from_server(cmd->error->error), m);
     } else if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED) {
         handle_connected(c, cmd->connected);
+    } else if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE) {
+        handle_auth_challenge(c, cmd->authchallenge);
     } else if (c->state != ST_READY) {
         char m[300];
         snprintf(m, sizeof m, "%s sent %s before CONNECTED", c->peer, pc_cmd_name(cmd->type));
@@ -533,25 +613,30 @@ static void process_input(pc_conn_t *c) {
 }
 
 static void read_input(pc_conn_t *c) {
+    c->read_wants_out = 0;
     for (;;) {
         if (pc_buf_reserve(&c->rbuf, READ_CHUNK) && pc_buf_reserve(&c->rbuf, 1)) {
             closef(c, PULSARC_ERR_FRAME_TOO_BIG, "receive buffer limit reached on %s%s", NULL);
             return;
         }
-        size_t room = c->rbuf.cap - c->rbuf.len;
-        ssize_t n = recv(c->fd, c->rbuf.data + c->rbuf.len, room, 0);
-        if (n > 0) {
-            c->rbuf.len += (size_t)n;
+        size_t room = c->rbuf.cap - c->rbuf.len, n = 0;
+        pc_tx_status_t st = pc_tx_read(c->tx, c->rbuf.data + c->rbuf.len, room, &n);
+        if (st == PC_TX_OK) {
+            c->rbuf.len += n;
             process_input(c);
-            if (c->state == ST_CLOSED || (size_t)n < room)
+            /* A short plain read drained the socket; TLS may still hold records. */
+            if (c->state == ST_CLOSED || (n < room && !c->tx->read_until_again))
                 return;
             continue;
         }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (st == PC_TX_AGAIN) {
+            c->read_wants_out = (c->tx->want & EPOLLOUT) != 0;
             return;
-        closef(c, PULSARC_ERR_DISCONNECTED, "%s closed the connection%s", n == 0 ? "" : strerror(errno));
+        }
+        if (st == PC_TX_EOF)
+            closef(c, PULSARC_ERR_DISCONNECTED, "%s closed the connection%s", NULL);
+        else
+            close_tx_error(c);
         return;
     }
 }
@@ -567,6 +652,40 @@ static void set_socket_options(int fd) {
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
 }
 
+/* Drives the TLS handshake; sends CONNECT once it is done. */
+static void tls_step(pc_conn_t *c) {
+    pc_tx_status_t st = pc_tx_handshake(c->tx);
+    if (st == PC_TX_OK) {
+        pc_io_mod(c->loop, &c->io, EPOLLIN);
+        send_connect(c);
+    } else if (st == PC_TX_AGAIN) {
+        pc_io_mod(c->loop, &c->io, c->tx->want);
+    } else if (st == PC_TX_EOF) {
+        closef(c, PULSARC_ERR_TLS, "%s closed the connection during the TLS handshake%s", NULL);
+    } else {
+        close_tx_error(c);
+    }
+}
+
+static void start_transport(pc_conn_t *c) {
+    char err[300] = "out of memory";
+    if (c->opts.tls)
+        c->tx = pc_transport_tls_new(c->opts.tls, c->fd, c->host, err, sizeof err);
+    else
+        c->tx = pc_transport_tcp_new(c->fd);
+    if (!c->tx) {
+        closef(c, c->opts.tls ? PULSARC_ERR_TLS : PULSARC_ERR_NOMEM, "%s: %s", err);
+        return;
+    }
+    if (c->opts.tls) {
+        c->state = ST_TLS;
+        tls_step(c);
+    } else {
+        pc_io_mod(c->loop, &c->io, EPOLLIN);
+        send_connect(c);
+    }
+}
+
 static void on_tcp_connected(pc_conn_t *c) {
     int soerr = 0;
     socklen_t len = sizeof soerr;
@@ -576,8 +695,7 @@ static void on_tcp_connected(pc_conn_t *c) {
         return;
     }
     set_socket_options(c->fd);
-    pc_io_mod(c->loop, &c->io, EPOLLIN);
-    send_connect(c);
+    start_transport(c);
 }
 
 static void conn_on_io(void *arg, uint32_t events) {
@@ -586,10 +704,13 @@ static void conn_on_io(void *arg, uint32_t events) {
     if (c->state == ST_CONNECTING) {
         if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
             on_tcp_connected(c);
+    } else if (c->state == ST_TLS) {
+        tls_step(c);
     } else {
-        if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-            read_input(c);
-        if (c->state != ST_CLOSED && (events & EPOLLOUT))
+        /* Both directions on any event: a TLS read may wait on writability
+         * and a TLS write on readability; for TCP the extra call is cheap. */
+        read_input(c);
+        if (c->state != ST_CLOSED)
             flush_out(c);
     }
     pc_conn_unref(c);
@@ -662,16 +783,8 @@ static void connect_timeout(void *arg) {
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 static void copy_opts(pc_conn_t *c, const pc_conn_opts_t *o) {
-    c->opts = *o;
+    c->opts = *o; /* auth and tls stay owned by the client */
     c->opts.client_version = strdup(o->client_version ? o->client_version : "pulsarc");
-    c->opts.auth_method = dup_or_null(o->auth_method);
-    c->opts.auth_data = NULL;
-    if (o->auth_len) {
-        uint8_t *d = malloc(o->auth_len);
-        if (d)
-            memcpy(d, o->auth_data, o->auth_len);
-        c->opts.auth_data = d;
-    }
 }
 
 pc_conn_t *pc_conn_new(pc_loop_t *loop, const pc_conn_opts_t *opts, const char *host,

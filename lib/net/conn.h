@@ -1,4 +1,4 @@
-/* One TCP connection to a broker: handshake, keep-alive, request ids, dispatch. */
+/* One connection to a broker (TCP or TLS): handshake, auth, keep-alive, request ids, dispatch. */
 #ifndef PC_CONN_H
 #define PC_CONN_H
 #include <stdint.h>
@@ -7,15 +7,26 @@
 #include "net/loop.h"
 
 typedef struct pc_conn pc_conn_t;
+struct pc_auth;
+struct pc_tls_ctx;
+struct pulsarc_conf_s;
 
 typedef struct pc_conn_opts {
-    int connect_timeout_ms;   /* TCP + handshake */
+    int connect_timeout_ms;   /* TCP + TLS handshake + CONNECT/CONNECTED */
     int keepalive_s;          /* PING interval; an unanswered PING closes */
     const char *client_version;
-    const char *auth_method;  /* NULL: no authentication */
-    const uint8_t *auth_data;
-    size_t auth_len;
+    struct pc_auth *auth;     /* NULL: no authentication. Owned by the client */
+    struct pc_tls_ctx *tls;   /* NULL: plain TCP. Owned by the client */
 } pc_conn_opts_t;
+
+/*
+ * Application thread (pulsarc_client_new): builds o->auth and, when tls is
+ * set (a pulsar+ssl:// URL), o->tls from the configuration. The objects
+ * must outlive every connection: free them after the pool.
+ */
+pulsarc_err_t pc_conn_opts_security(pc_conn_opts_t *o, const struct pulsarc_conf_s *conf, int tls,
+                                    char *err, size_t errlen);
+void pc_conn_opts_security_free(pc_conn_opts_t *o);
 
 /* Called exactly once: on CONNECTED (err 0) or on failure. */
 typedef void (*pc_conn_ready_cb)(void *arg, pc_conn_t *conn, pulsarc_err_t err,

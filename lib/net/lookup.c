@@ -21,6 +21,7 @@ typedef struct lookup_op {
     pc_hostport_t target; /* where the current LOOKUP goes */
     pc_lookup_cb cb;
     pc_partitions_cb pcb;
+    pc_topics_cb tcb;
     void *arg;
 } lookup_op_t;
 
@@ -43,6 +44,11 @@ static void finish(lookup_op_t *op, pulsarc_err_t err, const char *msg,
 
 static void send_lookup(lookup_op_t *op);
 
+/* A TLS client follows the broker's pulsar+ssl:// address, a plain one its pulsar://. */
+static const char *broker_url(const lookup_op_t *op, const char *plain, const char *tls) {
+    return op->svc->url.tls ? tls : plain;
+}
+
 static void follow_redirect(lookup_op_t *op, const char *url, int authoritative) {
     pc_service_url_t u;
     char e[256];
@@ -62,7 +68,8 @@ static void follow_redirect(lookup_op_t *op, const char *url, int authoritative)
 static void connect_to(lookup_op_t *op, const Pulsar__Proto__CommandLookupTopicResponse *r) {
     pc_service_url_t u;
     char e[256];
-    if (!r->brokerserviceurl || pc_service_url_parse(r->brokerserviceurl, &u, e, sizeof e)) {
+    const char *url = broker_url(op, r->brokerserviceurl, r->brokerserviceurltls);
+    if (!url || pc_service_url_parse(url, &u, e, sizeof e)) {
         finish(op, PULSARC_ERR_PROTOCOL, "lookup answer without a usable broker URL", NULL);
         return;
     }
@@ -92,7 +99,8 @@ static void on_lookup_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, c
         err = r && r->has_error ? pc_err_from_server(r->error) : PULSARC_ERR_PROTOCOL;
         finish(op, err, r && r->message ? r->message : "lookup failed", NULL);
     } else if (r->response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect) {
-        follow_redirect(op, r->brokerserviceurl, r->has_authoritative && r->authoritative);
+        follow_redirect(op, broker_url(op, r->brokerserviceurl, r->brokerserviceurltls),
+                        r->has_authoritative && r->authoritative);
     } else {
         connect_to(op, r);
     }
@@ -192,4 +200,45 @@ void pc_lookup_partitions(pc_lookup_svc_t *s, const char *topic, pc_partitions_c
     }
     op->pcb = cb;
     pc_pool_get(s->pool, op->target.host, op->target.port, NULL, on_partitions_conn, op);
+}
+
+/* ---- topics of a namespace ---- */
+
+static void on_topics_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
+    lookup_op_t *op = arg;
+    if (err) {
+        op->tcb(op->arg, err, msg, NULL, 0);
+    } else {
+        const Pulsar__Proto__CommandGetTopicsOfNamespaceResponse *r = f->cmd->gettopicsofnamespaceresponse;
+        op->tcb(op->arg, PULSARC_OK, NULL, r->topics, r->n_topics);
+    }
+    op_free(op);
+}
+
+static void on_topics_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *msg) {
+    lookup_op_t *op = arg;
+    if (err) {
+        op->tcb(op->arg, err, msg, NULL, 0);
+        op_free(op);
+        return;
+    }
+    Pulsar__Proto__CommandGetTopicsOfNamespace g = PULSAR__PROTO__COMMAND_GET_TOPICS_OF_NAMESPACE__INIT;
+    g.namespace_ = op->topic; /* holds the namespace here */
+    g.request_id = (*op->svc->next_id)++;
+    g.has_mode = 1;
+    g.mode = PULSAR__PROTO__COMMAND_GET_TOPICS_OF_NAMESPACE__MODE__PERSISTENT;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_TOPICS_OF_NAMESPACE;
+    cmd.gettopicsofnamespace = &g;
+    pc_conn_request(conn, &cmd, g.request_id, op->svc->op_timeout_ms, on_topics_reply, op);
+}
+
+void pc_lookup_namespace_topics(pc_lookup_svc_t *s, const char *ns, pc_topics_cb cb, void *arg) {
+    lookup_op_t *op = op_new(s, ns, arg);
+    if (!op) {
+        cb(arg, PULSARC_ERR_NOMEM, "out of memory", NULL, 0);
+        return;
+    }
+    op->tcb = cb;
+    pc_pool_get(s->pool, op->target.host, op->target.port, NULL, on_topics_conn, op);
 }

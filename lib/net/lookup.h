@@ -26,9 +26,15 @@ typedef void (*pc_lookup_cb)(void *arg, pulsarc_err_t err, const char *errmsg,
 typedef void (*pc_partitions_cb)(void *arg, pulsarc_err_t err, const char *errmsg,
                                  int partitions);
 
+/* Topics of a namespace (partition names included); owned by the callee for the call only. */
+typedef void (*pc_topics_cb)(void *arg, pulsarc_err_t err, const char *errmsg, char **topics,
+                             size_t n);
+
 /* Loop thread only; each calls cb exactly once. */
 void pc_lookup_topic(pc_lookup_svc_t *s, const char *topic, pc_lookup_cb cb, void *arg);
 void pc_lookup_partitions(pc_lookup_svc_t *s, const char *topic, pc_partitions_cb cb, void *arg);
+/* GET_TOPICS_OF_NAMESPACE for "tenant/ns" (persistent topics). */
+void pc_lookup_namespace_topics(pc_lookup_svc_t *s, const char *ns, pc_topics_cb cb, void *arg);
 /* The next service URL host (round-robin). */
 const pc_hostport_t *pc_lookup_service_host(pc_lookup_svc_t *s);
 #endif

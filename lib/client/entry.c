@@ -1,0 +1,201 @@
+/*
+ * Design notes: framing one entry — what one SEND frame carries: a single
+ * message or a batch, compressed as a whole (protocol.md §4.7, §5, §6).
+ * Io thread only (called while enqueueing or flushing batches).
+ *
+ * Size rule, as the Java client applies it: the *compressed* payload is
+ * compared with the broker's maxMessageSize (from CONNECTED); above it a
+ * message is chunked when chunkingEnabled, else refused with MSG_TOO_BIG.
+ * The metadata rides in the broker's 10 KiB frame padding.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "client/metadata.h"
+#include "client/producer_int.h"
+#include "core/err.h"
+
+static uint64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static send_op_t *new_op(int64_t seq, int64_t highest) {
+    send_op_t *op = calloc(1, sizeof *op);
+    if (op) {
+        op->seq = seq;
+        op->highest_seq = highest;
+        pc_buf_init(&op->frame, 0);
+    }
+    return op;
+}
+
+void pc_send_op_free(send_op_t *op) {
+    pc_buf_free(&op->frame);
+    free(op);
+}
+
+static void base_md(const pulsarc_producer_t *p, Pulsar__Proto__MessageMetadata *md, int64_t seq) {
+    md->producer_name = (char *)p->name;
+    md->sequence_id = (uint64_t)seq;
+    md->publish_time = wall_ms();
+}
+
+/* Points *data at the bytes to send: the input, or its compressed form in z. */
+static pulsarc_err_t compress(const pulsarc_producer_t *p, Pulsar__Proto__MessageMetadata *md,
+                              const void *in, size_t len, pc_buf_t *z, const uint8_t **data,
+                              size_t *dlen) {
+    md->has_uncompressed_size = 1; /* as the Java client, also when not compressed */
+    md->uncompressed_size = (uint32_t)len;
+    *data = in;
+    *dlen = len;
+    if (p->codec == PC_CODEC_NONE)
+        return PULSARC_OK;
+    pulsarc_err_t err = pc_codec_compress(p->codec, in, len, z);
+    if (err)
+        return err;
+    md->has_compression = 1;
+    md->compression = (Pulsar__Proto__CompressionType)p->codec;
+    *data = z->data;
+    *dlen = z->len;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_entry_frame(pulsarc_producer_t *p, send_op_t *op,
+                             const Pulsar__Proto__MessageMetadata *md, const void *payload,
+                             size_t len, int num_messages, int is_chunk) {
+    Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
+    send.producer_id = p->id;
+    send.sequence_id = (uint64_t)op->seq;
+    send.has_num_messages = num_messages > 0;
+    send.num_messages = num_messages;
+    send.has_highest_sequence_id = op->highest_seq > op->seq;
+    send.highest_sequence_id = (uint64_t)op->highest_seq;
+    send.has_is_chunk = send.is_chunk = is_chunk != 0;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
+    cmd.send = &send;
+    return pc_frame_encode_payload(&op->frame, &cmd, md, payload, len);
+}
+
+static size_t chunk_limit(const pulsarc_producer_t *p) {
+    size_t max = pc_producer_max_message_size(p);
+    return p->chunk_max > 0 && (size_t)p->chunk_max < max ? (size_t)p->chunk_max : max;
+}
+
+static pulsarc_err_t too_big(const pulsarc_producer_t *p, size_t len, char *e, size_t el) {
+    return pc_seterr(e, el, PULSARC_ERR_MSG_TOO_BIG,
+                     "message of %zu bytes (after compression) exceeds the broker's maximum of "
+                     "%zu bytes; enable chunkingEnabled (with batching off) to send it",
+                     len, pc_producer_max_message_size(p));
+}
+
+static pulsarc_err_t frame_single(pulsarc_producer_t *p, send_item_t *it,
+                                  Pulsar__Proto__MessageMetadata *md, const uint8_t *data,
+                                  size_t len, send_op_t **ops, char *e, size_t el) {
+    if (p->chunking && len > chunk_limit(p))
+        return pc_chunk_entry(p, it, md, data, len, ops, e, el);
+    if (len > pc_producer_max_message_size(p))
+        return too_big(p, len, e, el);
+    send_op_t *op = new_op(it->seq, it->seq);
+    pulsarc_err_t err = op ? pc_entry_frame(p, op, md, data, len, 0, 0) : PULSARC_ERR_NOMEM;
+    if (err) {
+        if (op)
+            pc_send_op_free(op);
+        return pc_seterr(e, el, err, "could not frame the message");
+    }
+    op->items = it;
+    op->nitems = 1;
+    *ops = op;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_entry_single(pulsarc_producer_t *p, send_item_t *it, send_op_t **ops,
+                              char *e, size_t el) {
+    Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    pc_md_store_t st;
+    pc_buf_t z;
+    pc_buf_init(&z, 0);
+    const uint8_t *data;
+    size_t len;
+    pulsarc_err_t err = pc_md_fill_user(&md, &st, it->msg);
+    base_md(p, &md, it->seq);
+    if (!err)
+        err = compress(p, &md, it->msg->data, it->msg->len, &z, &data, &len);
+    if (err)
+        pc_seterr(e, el, err, "could not %s the message", err == PULSARC_ERR_NOMEM ? "allocate" : "compress");
+    else
+        err = frame_single(p, it, &md, data, len, ops, e, el);
+    pc_md_store_free(&st);
+    pc_buf_free(&z);
+    return err;
+}
+
+/* Batch-level fields come from the first message (protocol.md §5.2). */
+static void batch_md(const pulsarc_producer_t *p, Pulsar__Proto__MessageMetadata *md,
+                     const pc_batch_group_t *g, int64_t lo, int64_t hi) {
+    const pulsarc_msg_t *m = g->first->msg;
+    base_md(p, md, lo);
+    md->partition_key = m->key;
+    md->has_partition_key_b64_encoded = md->partition_key_b64_encoded = m->key && m->key_b64;
+    md->has_ordering_key = m->ordering_key != NULL;
+    md->ordering_key.data = m->ordering_key;
+    md->ordering_key.len = m->ordering_key_len;
+    md->has_num_messages_in_batch = 1;
+    md->num_messages_in_batch = g->n;
+    md->has_highest_sequence_id = 1;
+    md->highest_sequence_id = (uint64_t)hi;
+}
+
+static void seq_range(const pc_batch_group_t *g, int64_t *lo, int64_t *hi) {
+    *lo = *hi = g->first->seq;
+    for (const send_item_t *it = g->first; it; it = it->next) {
+        *lo = it->seq < *lo ? it->seq : *lo;
+        *hi = it->seq > *hi ? it->seq : *hi;
+    }
+}
+
+static pulsarc_err_t frame_batch(pulsarc_producer_t *p, pc_batch_group_t *g,
+                                 const Pulsar__Proto__MessageMetadata *md, const uint8_t *data,
+                                 size_t len, send_op_t *op, char *e, size_t el) {
+    if (len > pc_producer_max_message_size(p))
+        return too_big(p, len, e, el);
+    pulsarc_err_t err = pc_entry_frame(p, op, md, data, len, g->n, 0);
+    if (err)
+        return pc_seterr(e, el, err, "could not frame the batch");
+    op->items = g->first;
+    op->nitems = g->n;
+    op->batched = 1;
+    g->first = g->last = NULL;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_entry_batch(pulsarc_producer_t *p, pc_batch_group_t *g, send_op_t **ops,
+                             char *e, size_t el) {
+    int64_t lo, hi;
+    seq_range(g, &lo, &hi);
+    Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    batch_md(p, &md, g, lo, hi);
+    pc_buf_t raw, z;
+    pc_buf_init(&raw, 0);
+    pc_buf_init(&z, 0);
+    const uint8_t *data;
+    size_t len;
+    send_op_t *op = new_op(lo, hi);
+    pulsarc_err_t err = op ? pc_batch_serialize(g, &raw) : PULSARC_ERR_NOMEM;
+    if (!err)
+        err = compress(p, &md, raw.data, raw.len, &z, &data, &len);
+    if (err)
+        pc_seterr(e, el, err, "could not build the batch");
+    else
+        err = frame_batch(p, g, &md, data, len, op, e, el);
+    if (err && op)
+        pc_send_op_free(op);
+    else if (!err)
+        *ops = op;
+    pc_buf_free(&raw);
+    pc_buf_free(&z);
+    return err;
+}
