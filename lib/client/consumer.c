@@ -30,6 +30,7 @@ void pc_consumer_unref(pulsarc_consumer_t *c) {
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
     pc_multi_free(c);
+    pc_chunks_free(&c->chunks);
     pc_consumer_clear_queue_locked(c);
     pc_ack_tracker_free(&c->acks);
     pc_redelivery_free(&c->redelivery);
@@ -124,6 +125,15 @@ static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_fram
         o.skip_upto = &skip;
     pc_rx_result_t r;
     pc_rx_decode(c->pool, f, &o, &r);
+    if (r.chunk_entry) {
+        pc_rx_result_t whole;
+        int rc = pc_chunks_add(&c->chunks, &r, cm, &o, pc_consumer_drop_chunks, c, &whole);
+        if (rc == 0) { /* kept for later: only the last chunk's permit waits for the message */
+            pc_consumer_refund(c, 1);
+            return;
+        }
+        r = whole;
+    }
     pc_consumer_deliver(c, &r);
 }
 
@@ -564,6 +574,10 @@ pulsarc_err_t pc_consumer_prepare(pulsarc_client_t *cl, const char *topic, const
     c->acks.group_ms = pc_conf_int(conf, PC_PROP_ACK_GROUP_TIME_US) / 1000;
     c->acks.max_group = (size_t)pc_conf_int(conf, PC_PROP_ACK_GROUP_MAX);
     c->acks.batch_index_ack = (int)pc_conf_int(conf, PC_PROP_BATCH_INDEX_ACK_ENABLED);
+    c->chunks.max_pending = (size_t)pc_conf_int(conf, PC_PROP_MAX_PENDING_CHUNKED);
+    c->chunks.expire_ms = pc_conf_int(conf, PC_PROP_CHUNK_EXPIRE_MS);
+    c->chunks.auto_ack_oldest = (int)pc_conf_int(conf, PC_PROP_CHUNK_AUTO_ACK_OLDEST);
+    c->chunks.max_bytes = (size_t)pc_conf_int(conf, PC_PROP_CHUNK_MAX_BYTES);
     *cp = c;
     return PULSARC_OK;
 }

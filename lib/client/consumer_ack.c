@@ -17,6 +17,8 @@
 #include "client/consumer_int.h"
 #include "core/err.h"
 
+enum { OP_ACK, OP_CUMULATIVE, OP_NACK, OP_REDELIVER_ALL };
+
 /* ---------- wire ---------- */
 
 static void fill_ids(Pulsar__Proto__MessageIdData *mids, Pulsar__Proto__MessageIdData **ptrs,
@@ -148,6 +150,32 @@ static void on_redeliver_due(void *owner, const pulsarc_msgid_t *ids, size_t n) 
     pc_consumer_redeliver(owner, ids, n);
 }
 
+/* Chunks the assembler gave up on: acked (never assemblable) or redelivered. */
+void pc_consumer_drop_chunks(void *owner, const pulsarc_msgid_t *ids, size_t n, int ack) {
+    pulsarc_consumer_t *c = owner;
+    for (size_t i = 0; ack && i < n; i++)
+        pc_ack_individual(&c->acks, &ids[i]);
+    if (!ack)
+        pc_consumer_redeliver(c, ids, n);
+}
+
+/* A chunked message is acked, nacked or timed out as all of its chunks. */
+static int each_chunk(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int kind) {
+    size_t n;
+    const pulsarc_msgid_t *ids = pc_chunks_ids(&c->chunks, id, &n);
+    if (!ids)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kind == OP_ACK)
+            pc_ack_individual(&c->acks, &ids[i]);
+        else
+            pc_redelivery_nack(&c->redelivery, &ids[i]);
+    }
+    if (kind == OP_ACK)
+        pc_chunks_forget(&c->chunks, id);
+    return 1;
+}
+
 void pc_consumer_acks_init(pulsarc_consumer_t *c) {
     int64_t group = c->receipts ? 0 : c->acks.group_ms;
     pc_ack_tracker_init(&c->acks, c->client->loop, send_acks, c, group, c->acks.max_group,
@@ -158,8 +186,6 @@ void pc_consumer_acks_init(pulsarc_consumer_t *c) {
 }
 
 /* ---------- the public calls ---------- */
-
-enum { OP_ACK, OP_CUMULATIVE, OP_NACK, OP_REDELIVER_ALL };
 
 typedef struct ack_op {
     pulsarc_consumer_t *c;
@@ -183,11 +209,13 @@ static void do_ack_op(void *arg) {
     c->ack_waiter = a->waiter;
     if (a->kind == OP_ACK) {
         pc_redelivery_acked(&c->redelivery, &a->id);
-        pc_ack_individual(&c->acks, &a->id);
+        if (!each_chunk(c, &a->id, OP_ACK))
+            pc_ack_individual(&c->acks, &a->id);
     } else if (a->kind == OP_CUMULATIVE) {
         pc_ack_cumulative(&c->acks, &a->id);
     } else if (a->kind == OP_NACK) {
-        pc_redelivery_nack(&c->redelivery, &a->id);
+        if (!each_chunk(c, &a->id, OP_NACK))
+            pc_redelivery_nack(&c->redelivery, &a->id);
     } else {
         pc_consumer_redeliver(c, NULL, 0);
     }

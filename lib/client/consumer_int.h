@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "client/ack_tracker.h"
+#include "client/chunk_assembler.h"
 #include "client/client_int.h"
 #include "client/handler.h"
 #include "client/message.h"
@@ -35,6 +36,7 @@ struct pulsarc_consumer_s {
     pc_rxpool_t *pool;           /* memory of received messages */
     pc_ack_tracker_t acks;
     pc_redelivery_t redelivery;  /* nacks and ack timeouts */
+    pc_chunks_t chunks;          /* chunked messages being assembled */
     uint64_t epoch;              /* consumer epoch for "redeliver all" */
     int durable;                 /* 0: reader (non-durable cursor) */
     int has_start;               /* readers: start_id applies */
@@ -113,6 +115,7 @@ void pc_consumer_notify_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev
 
 /* consumer_ack.c (loop thread) */
 void pc_consumer_acks_init(pulsarc_consumer_t *c);
+void pc_consumer_drop_chunks(void *owner, const pulsarc_msgid_t *ids, size_t n, int ack);
 void pc_consumer_send_validation_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int why);
 /* Asks the broker to redeliver ids (all of them when n == 0 or not Shared). */
 void pc_consumer_redeliver(pulsarc_consumer_t *c, const pulsarc_msgid_t *ids, size_t n);

@@ -114,13 +114,10 @@ static void report_discard(pulsarc_consumer_t *c, const pc_rx_result_t *r) {
 
 /* Takes the decoded entry: queue its messages, or discard it and say why. */
 void pc_consumer_deliver(pulsarc_consumer_t *c, pc_rx_result_t *r) {
-    if (r->chunk_entry) { /* chunked messages: not reassembled by this consumer */
-        pc_entry_unref(r->chunk_entry);
-        r->validation_error = PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__DecompressionError;
-        snprintf(r->error, sizeof r->error, "chunked message received but chunk reassembly is off");
-    }
     if (r->validation_error != -1) {
         report_discard(c, r);
+        if (r->validation_error >= 0) /* tell the broker why it will not be acked normally */
+            pc_consumer_send_validation_ack(c, &r->entry_id, r->validation_error);
         pthread_mutex_lock(&c->lock);
         c->stats.discarded++;
         pthread_mutex_unlock(&c->lock);

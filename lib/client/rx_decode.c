@@ -406,6 +406,8 @@ void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
     r->validation_error = -1;
     r->permits = 1;
     const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
+    r->entry_id = (pulsarc_msgid_t){(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
+                                    o->partition, -1, 0};
     if (!f->has_payload || !f->checksum_ok) {
         result_fail(r, VE_CHECKSUM, "entry %llu:%llu failed its CRC32C check",
                     (unsigned long long)cm->message_id->ledgerid,

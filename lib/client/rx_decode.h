@@ -18,6 +18,7 @@ typedef struct pc_rx_result {
     size_t n;
     uint32_t permits;                  /* flow permits this entry consumed */
     int validation_error;              /* >= 0: entry unusable; ack it with this */
+    pulsarc_msgid_t entry_id;          /* the entry decoded (for that ack) */
     char error[256];                   /* why, when validation_error >= 0 */
     /* A chunk of a chunked message: not split, handed over as is. */
     pc_entry_t *chunk_entry;           /* holds a reference; NULL otherwise */

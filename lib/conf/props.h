@@ -131,7 +131,15 @@
     X(AUTO_UPDATE_PARTITIONS_S, "autoUpdatePartitionsInterval", CONSUMER, INT, "60", 0, 86400,   \
       NULL, "Seconds between checks for new partitions of subscribed topics. 0: never.")       \
     X(PATTERN_DISCOVERY_S, "patternAutoDiscoveryPeriod", CONSUMER, INT, "60", 0, 86400, NULL,    \
-      "Seconds between checks for new topics matching a regex subscription. 0: never.")
+      "Seconds between checks for new topics matching a regex subscription. 0: never.")      \
+    X(MAX_PENDING_CHUNKED, "maxPendingChunkedMessage", CONSUMER, INT, "10", 1, 100000, NULL,    \
+      "Chunked messages assembled at once; past it the oldest is given up.")                   \
+    X(CHUNK_EXPIRE_MS, "expireTimeOfIncompleteChunkedMessageMs", CONSUMER, INT, "60000", 0,     \
+      86400000, NULL, "An incomplete chunked message older than this is given up. 0: never.") \
+    X(CHUNK_AUTO_ACK_OLDEST, "autoAckOldestChunkedMessageOnQueueFull", CONSUMER, BOOL, "false", \
+      0, 1, NULL, "Ack (drop for good) rather than redeliver the chunks of a message given up.") \
+    X(CHUNK_MAX_BYTES, "maxChunkedMessageBytes", CONSUMER, INT, "104857600", 1, 2147483647,     \
+      NULL, "Largest chunked message this consumer assembles, in bytes.")
 
 typedef enum pc_prop_id {
 #define PC_PROP_ENUM(id, ...) PC_PROP_##id,
