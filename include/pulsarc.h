@@ -564,6 +564,15 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_nack_id(pulsarc_consumer_t *consumer,
                                                    const pulsarc_msgid_t *id);
 PULSARC_API pulsarc_err_t pulsarc_consumer_nack(pulsarc_consumer_t *consumer,
                                                 const pulsarc_msg_t *msg);
+/**
+ * With "retryEnable": publishes a copy of msg (borrowed) to the retry topic,
+ * to be delivered again after delay_ms (RECONSUMETIMES counts the rounds),
+ * or to the dead-letter topic once that count passes
+ * deadLetterPolicy.maxRedeliverCount; then acks msg. Blocks until published.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_reconsume_later(pulsarc_consumer_t *consumer,
+                                                           const pulsarc_msg_t *msg,
+                                                           uint64_t delay_ms);
 /** Asks the broker to redeliver every unacknowledged message now. */
 PULSARC_API pulsarc_err_t pulsarc_consumer_redeliver_unacked(pulsarc_consumer_t *consumer);
 /**
@@ -645,6 +654,12 @@ PULSARC_API void pulsarc_reader_destroy(pulsarc_reader_t *reader);
 /* Further sections, each in its own file under include/pulsarc/. */
 #if __has_include(<pulsarc/admin.h>) || __has_include("pulsarc/admin.h")
 #include "pulsarc/admin.h"
+#endif
+#if __has_include(<pulsarc/connector.h>) || __has_include("pulsarc/connector.h")
+#include "pulsarc/connector.h"
+#endif
+#if __has_include(<pulsarc/source.h>) || __has_include("pulsarc/source.h")
+#include "pulsarc/source.h"
 #endif
 
 #endif /* PULSARC_H */

@@ -31,6 +31,7 @@ void pc_consumer_unref(pulsarc_consumer_t *c) {
         return;
     pc_multi_free(c);
     pc_chunks_free(&c->chunks);
+    pc_dlq_free(c);
     pc_consumer_clear_queue_locked(c);
     pc_ack_tracker_free(&c->acks);
     pc_redelivery_free(&c->redelivery);
@@ -448,6 +449,7 @@ void pulsarc_consumer_destroy(pulsarc_consumer_t *c) {
     if (!c)
         return;
     pulsarc_consumer_close(c);
+    pc_dlq_close(c);
     if (c->is_multi)
         pc_multi_release_children(c);
     pc_client_unregister(c->client, &c->handle);
@@ -559,6 +561,8 @@ pulsarc_err_t pc_consumer_prepare(pulsarc_client_t *cl, const char *topic, const
     pulsarc_err_t err = pc_client_parse_topic(cl, topic, &c->topic, errstr, errlen);
     if (!err)
         err = read_conf(c, conf, errstr, errlen);
+    if (!err)
+        err = pc_dlq_configure(c, conf);
     if (!err && !(c->pool = pc_rxpool_new(c->topic.full, (size_t)64 << 20)))
         err = pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
     if (err) {
@@ -582,6 +586,34 @@ pulsarc_err_t pc_consumer_prepare(pulsarc_client_t *cl, const char *topic, const
     return PULSARC_OK;
 }
 
+/* retryEnable: the topic and its retry topic behind one handle, sharing letter topics. */
+static pulsarc_err_t pc_retry_new(pulsarc_client_t *cl, const char *topic, const char *sub,
+                                  const pulsarc_conf_t *conf, pulsarc_consumer_t **cp, int *handled,
+                                  char *errstr, size_t errlen) {
+    *handled = 0;
+    if (!pc_conf_int(conf, PC_PROP_RETRY_ENABLE))
+        return PULSARC_OK;
+    pulsarc_consumer_t *probe;
+    pulsarc_err_t err = pc_consumer_prepare(cl, topic, sub, conf, &probe, errstr, errlen);
+    if (err)
+        return err;
+    char retry[PC_TOPIC_MAX], dlq[PC_TOPIC_MAX];
+    snprintf(retry, sizeof retry, "%s", pc_dlq_retry_topic(probe));
+    snprintf(dlq, sizeof dlq, "%s-%s-DLQ", probe->topic.base, sub);
+    pc_consumer_unref(probe);
+    pulsarc_conf_t *copy = conf ? pulsarc_conf_dup(conf) : pulsarc_conf_new();
+    if (!copy)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    pulsarc_conf_set(copy, "deadLetterPolicy.retryLetterTopic", retry, NULL, 0);
+    if (!*pc_conf_str(conf, PC_PROP_DLQ_TOPIC))
+        pulsarc_conf_set(copy, "deadLetterPolicy.deadLetterTopic", dlq, NULL, 0);
+    const char *topics[2] = {topic, retry};
+    *handled = 1;
+    err = pulsarc_consumer_new_multi(cl, topics, 2, sub, copy, cp, errstr, errlen);
+    pulsarc_conf_destroy(copy);
+    return err;
+}
+
 pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *cl, const char *topic, const char *sub,
                                    const pulsarc_conf_t *conf, pulsarc_consumer_t **cp,
                                    char *errstr, size_t errlen) {
@@ -590,7 +622,10 @@ pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *cl, const char *topic, cons
                          "client, topic, a non-empty subscription and consumerp are required");
     *cp = NULL;
     int handled = 0;
-    pulsarc_err_t err = pc_multi_new_if_partitioned(cl, topic, sub, conf, cp, &handled, errstr, errlen);
+    pulsarc_err_t err = pc_retry_new(cl, topic, sub, conf, cp, &handled, errstr, errlen);
+    if (handled || err)
+        return err;
+    err = pc_multi_new_if_partitioned(cl, topic, sub, conf, cp, &handled, errstr, errlen);
     if (handled || err)
         return err;
     pulsarc_consumer_t *c;

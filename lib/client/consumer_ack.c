@@ -147,7 +147,10 @@ void pc_consumer_redeliver(pulsarc_consumer_t *c, const pulsarc_msgid_t *ids, si
 }
 
 static void on_redeliver_due(void *owner, const pulsarc_msgid_t *ids, size_t n) {
-    pc_consumer_redeliver(owner, ids, n);
+    /* The sweep's own buffer: dead-lettered entries are taken out of it. */
+    size_t left = pc_dlq_filter(owner, (pulsarc_msgid_t *)ids, n);
+    if (left) /* 0 here would mean "redeliver all": never send that for nothing */
+        pc_consumer_redeliver(owner, ids, left);
 }
 
 /* Chunks the assembler gave up on: acked (never assemblable) or redelivered. */

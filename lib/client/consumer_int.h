@@ -19,6 +19,8 @@
 
 #define PC_MAX_HASH_RANGES 64
 
+typedef struct pc_dlq pc_dlq_t;
+
 struct pulsarc_consumer_s {
     pc_handle_t handle;
     pulsarc_client_t *client;
@@ -37,6 +39,7 @@ struct pulsarc_consumer_s {
     pc_ack_tracker_t acks;
     pc_redelivery_t redelivery;  /* nacks and ack timeouts */
     pc_chunks_t chunks;          /* chunked messages being assembled */
+    pc_dlq_t *dlq;               /* dead-letter / retry topics, or NULL */
     uint64_t epoch;              /* consumer epoch for "redeliver all" */
     int durable;                 /* 0: reader (non-durable cursor) */
     int has_start;               /* readers: start_id applies */
@@ -127,6 +130,15 @@ pulsarc_err_t pc_consumer_prepare(pulsarc_client_t *cl, const char *topic, const
 pulsarc_err_t pc_consumer_start(pulsarc_consumer_t *c, char *errstr, size_t errlen);
 /* Loop thread: subscribes without anyone waiting (children found by discovery). */
 void pc_consumer_start_async(pulsarc_consumer_t *c);
+
+/* dead_letter.c */
+pulsarc_err_t pc_dlq_configure(pulsarc_consumer_t *c, const pulsarc_conf_t *conf);
+const char *pc_dlq_retry_topic(const pulsarc_consumer_t *c);
+void pc_dlq_on_delivered(pulsarc_consumer_t *c, const pulsarc_msg_t *first);
+/* Removes from ids the entries sent to the dead-letter topic instead; returns how many remain. */
+size_t pc_dlq_filter(pulsarc_consumer_t *c, pulsarc_msgid_t *ids, size_t n);
+void pc_dlq_close(pulsarc_consumer_t *c);
+void pc_dlq_free(pulsarc_consumer_t *c);
 
 /* consumer_multi.c */
 /* Routes an id (or a received message) of a multi consumer to the child that owns it. */

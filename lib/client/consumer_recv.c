@@ -102,6 +102,7 @@ static void append_locked(pulsarc_consumer_t *c, pc_rx_result_t *r) {
 }
 
 static void track_delivered(pulsarc_consumer_t *c, const pc_rx_result_t *r) {
+    pc_dlq_on_delivered(c, r->first);
     for (pulsarc_msg_t *m = r->first; m; m = m->next) {
         m->rx_owner = c;
         pc_redelivery_delivered(&c->redelivery, &m->id);

@@ -139,7 +139,16 @@
     X(CHUNK_AUTO_ACK_OLDEST, "autoAckOldestChunkedMessageOnQueueFull", CONSUMER, BOOL, "false", \
       0, 1, NULL, "Ack (drop for good) rather than redeliver the chunks of a message given up.") \
     X(CHUNK_MAX_BYTES, "maxChunkedMessageBytes", CONSUMER, INT, "104857600", 1, 2147483647,     \
-      NULL, "Largest chunked message this consumer assembles, in bytes.")
+      NULL, "Largest chunked message this consumer assembles, in bytes.")                        \
+    X(DLQ_MAX_REDELIVER, "deadLetterPolicy.maxRedeliverCount", CONSUMER, INT, "0", 0, 1000000,   \
+      NULL, "Shared/Key_Shared: after this many redeliveries a message goes to the "            \
+      "dead-letter topic instead. 0: off.")                                                    \
+    X(DLQ_TOPIC, "deadLetterPolicy.deadLetterTopic", CONSUMER, STR, "", 0, 0, NULL,              \
+      "Dead-letter topic (default <topic>-<subscription>-DLQ).")                              \
+    X(RETRY_TOPIC, "deadLetterPolicy.retryLetterTopic", CONSUMER, STR, "", 0, 0, NULL,           \
+      "Retry topic for pulsarc_consumer_reconsume_later (default <topic>-<subscription>-RETRY).") \
+    X(RETRY_ENABLE, "retryEnable", CONSUMER, BOOL, "false", 0, 1, NULL,                          \
+      "Also subscribe to the retry topic and allow pulsarc_consumer_reconsume_later.")
 
 typedef enum pc_prop_id {
 #define PC_PROP_ENUM(id, ...) PC_PROP_##id,
