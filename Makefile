@@ -92,7 +92,8 @@ UNIT_SRCS := $(sort $(wildcard test/unit/test_*.c))
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 LIVE_SRCS := $(sort $(wildcard test/integration/test_*.c))
 LIVE_BINS := $(patsubst test/integration/%.c,$(BUILD)/test/integration/%,$(LIVE_SRCS))
-TEST_COMMON := $(sort $(wildcard test/common/*.c))
+# Shared by every test program: helpers, the fault proxy and the fake broker.
+TEST_COMMON := $(sort $(wildcard test/common/*.c) $(wildcard test/faults/*.c))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
@@ -129,7 +130,7 @@ $(PCFILE): Makefile
 	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: pulsarc\nDescription: Apache Pulsar client in C\nVersion: %s\nRequires.private: %s\nLibs: -L$${libdir} -lpulsarc\nLibs.private: %s -lpthread -lm\nCflags: -I$${includedir}\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' '$(SNAPPY_LIBS)' > $@
 
-$(BUILD)/test/common/%.o: test/common/%.c $(PROTO_H)
+$(BUILD)/test/%.o: test/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) -c $< -o $@
 
@@ -137,11 +138,11 @@ TEST_COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_COMMON))
 
 $(BUILD)/test/unit/%: test/unit/%.c $(STATIC) $(TEST_COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common -Itest/faults $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/test/integration/%: test/integration/%.c $(STATIC) $(TEST_COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common -Itest/faults $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
@@ -182,6 +183,11 @@ live: $(LIVE_BINS) all
 test: deps
 	$(MAKE) unit
 	$(MAKE) live
+	$(MAKE) cli-test
+
+.PHONY: cli-test
+cli-test: all
+	@PULSARC_CLI_SKIP_BUILD=1 PULSARC_CLI=$(BUILD)/pulsarc $(BROKER) bash test/cli/test_cli.sh
 
 run: deps all
 	@$(BROKER) bash examples/run-demo.sh $(BUILD)

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/client_int.h"
+#include "core/backoff.h"
 #include "core/err.h"
 
 pulsarc_err_t pc_client_post(pulsarc_client_t *c, pc_loop_fn fn, void *arg) {
@@ -146,6 +148,20 @@ static void do_partitions(void *arg) {
     pc_lookup_partitions(&r->c->lookup, r->topic, on_partitions, r);
 }
 
+static pulsarc_err_t partitions_once(pulsarc_client_t *c, const char *topic, int *count,
+                                     char *errstr, size_t errlen) {
+    parts_req_t r = {.c = c, .topic = topic};
+    pc_waiter_init(&r.w);
+    pulsarc_err_t err = pc_client_post(c, do_partitions, &r);
+    if (!err)
+        err = pc_waiter_wait(&r.w, errstr, errlen);
+    else
+        pc_seterr(errstr, errlen, err, "client is closed");
+    pc_waiter_destroy(&r.w);
+    *count = r.n;
+    return err;
+}
+
 pulsarc_err_t pulsarc_client_partitions(pulsarc_client_t *c, const char *topic, int *count,
                                         char *errstr, size_t errlen) {
     if (!c || !topic || !count)
@@ -154,16 +170,21 @@ pulsarc_err_t pulsarc_client_partitions(pulsarc_client_t *c, const char *topic, 
     pulsarc_err_t err = pc_client_parse_topic(c, topic, &t, errstr, errlen);
     if (err)
         return err;
-    parts_req_t r = {.c = c, .topic = t.full};
-    pc_waiter_init(&r.w);
-    err = pc_client_post(c, do_partitions, &r);
-    if (!err)
-        err = pc_waiter_wait(&r.w, errstr, errlen);
-    else
-        pc_seterr(errstr, errlen, err, "client is closed");
-    pc_waiter_destroy(&r.w);
-    *count = r.n;
-    return err;
+    /* Retriable answers (ServiceNotReady, TooManyRequests, a lost connection)
+     * are retried with backoff until operationTimeoutMs, as for lookups. */
+    pc_backoff_t b;
+    pc_backoff_init(&b, pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
+                    pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS));
+    int64_t deadline = pc_now_ms() + c->op_timeout_ms;
+    for (;;) {
+        err = partitions_once(c, t.full, count, errstr, errlen);
+        int64_t delay = pc_backoff_next(&b);
+        if (!err || !pulsarc_err_is_retriable(err) || err == PULSARC_ERR_TIMEOUT ||
+            pc_now_ms() + delay > deadline)
+            return err;
+        struct timespec ts = {delay / 1000, (delay % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int pulsarc_client_poll(pulsarc_client_t *c, int timeout_ms) {

@@ -30,6 +30,7 @@ static int cmp_i64(int64_t a, int64_t b) {
 }
 
 int pulsarc_msgid_compare(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
+    if (!a || !b) return (a != NULL) - (b != NULL); /* NULL sorts first; never crash */
     int c = cmp_i64(a->ledger_id, b->ledger_id);
     if (c == 0)
         c = cmp_i64(a->entry_id, b->entry_id);

@@ -367,6 +367,15 @@ static void send_connect(pc_conn_t *c) {
     ff.supports_auth_refresh = 1;
     ff.has_supports_broker_entry_metadata = 1;
     ff.supports_broker_entry_metadata = 1;
+    /*
+     * supports_partial_producer stays off: with it on, the 4.0 broker also
+     * answered producer_ready=false to Shared producers re-connecting during
+     * a topic unload and never sent the final reply, stalling them (seen in
+     * test_producer_reconnect). The partial-reply path below is kept for
+     * when WaitForExclusive is enabled again.
+     */
+    ff.has_supports_partial_producer = 1;
+    ff.supports_partial_producer = 0;
     conn.feature_flags = &ff;
     if (c->opts.auth) {
         conn.auth_method_name = (char *)c->opts.auth->method;
@@ -523,7 +532,28 @@ static pulsarc_err_t reply_error(const pc_cmd_t *cmd, const char **msg) {
     return PULSARC_OK;
 }
 
+/* PRODUCER_SUCCESS with producer_ready=false: queued for exclusive access. */
+static int is_partial_reply(const pc_cmd_t *cmd) {
+    return cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS &&
+           cmd->producer_success->has_producer_ready && !cmd->producer_success->producer_ready;
+}
+
+/* A partial reply: the request stays registered, without a timeout, for the final one. */
+static void dispatch_partial(pc_conn_t *c, const pc_frame_t *f, uint64_t id) {
+    for (request_t *r = c->requests; r; r = r->next) {
+        if (r->id == id) {
+            pc_timer_stop(c->loop, &r->timer);
+            r->cb(r->arg, PULSARC_OK, f, NULL);
+            return;
+        }
+    }
+}
+
 static void dispatch_reply(pc_conn_t *c, const pc_frame_t *f, uint64_t id) {
+    if (is_partial_reply(f->cmd)) {
+        dispatch_partial(c, f, id);
+        return;
+    }
     request_t *r = take_request(c, id);
     if (!r)
         return; /* late reply to a request that timed out */

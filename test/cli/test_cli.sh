@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Live tests of the `pulsarc` command-line tool against a real broker.
+#
+#   test/broker/run-with-broker.sh bash test/cli/test_cli.sh
+#
+# Needs PULSAR_SERVICE_URL (and PULSAR_ADMIN_URL for the admin verbs), as
+# run-with-broker.sh exports them. Builds first with `make` unless
+# PULSARC_CLI_SKIP_BUILD=1; PULSARC_CLI names another binary. Uses only
+# bash, grep and sed (the tool's JSON has a fixed field order), so it runs
+# on a bare Debian. Prints "N passed, N failed" last; exits 1 on failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); printf 'ok    %s\n' "$1"; }
+bad() { failed=$((failed + 1)); printf 'FAIL  %s\n' "$1"; [[ -n "${2:-}" ]] && printf '      %s\n' "$2"; }
+# check NAME CMD...: passes when CMD succeeds.
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+finish() { echo; echo "$passed passed, $failed failed"; [[ $failed == 0 ]]; exit $?; }
+
+if [[ -z "${PULSAR_SERVICE_URL:-}" ]]; then
+    echo "PULSAR_SERVICE_URL is not set: run under test/broker/run-with-broker.sh"
+    bad "broker available"
+    finish
+fi
+if [[ "${PULSARC_CLI_SKIP_BUILD:-0}" != 1 ]]; then
+    if make -s all >/tmp/pulsarc-cli-build.$$ 2>&1; then ok "make builds the CLI"; else
+        bad "make builds the CLI" "$(tail -5 /tmp/pulsarc-cli-build.$$)"; fi
+    rm -f /tmp/pulsarc-cli-build.$$
+fi
+CLI=${PULSARC_CLI:-build/pulsarc}
+[[ -x "$CLI" ]] || { bad "binary $CLI exists"; finish; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+run_id="$$-$(date +%s)"
+topic() { echo "cli-$1-$run_id"; }
+# run NAME: runs the rest with stdout in $work/NAME.out, stderr in $work/NAME.err; sets $rc.
+run() { local n=$1; shift; "$@" >"$work/$n.out" 2>"$work/$n.err"; rc=$?; }
+out() { cat "$work/$1.out"; }
+err() { cat "$work/$1.err"; }
+
+# --- help ------------------------------------------------------------------
+run help "$CLI" --help
+check "--help exits 0" test "$rc" = 0
+for v in produce consume read perf admin; do
+    check "--help lists $v" grep -q "^  $v " "$work/help.out"
+done
+check "--help documents the precedence" grep -q "environment: PULSAR_SERVICE_URL" "$work/help.out"
+for v in produce consume read "perf produce" "perf consume" "admin topics create"; do
+    # shellcheck disable=SC2086
+    run vhelp "$CLI" $v --help
+    check "$v --help exits 0 and documents --service-url" \
+        bash -c "[[ $rc == 0 ]] && grep -q -- '--service-url' '$work/vhelp.out'"
+done
+run phelp "$CLI" perf produce --help
+check "perf produce --help documents -r and -time" \
+    bash -c "grep -q -- '-r, --rate' '$work/phelp.out' && grep -q -- '-time, --test-duration' '$work/phelp.out'"
+
+# --- usage errors name the flag and the value ------------------------------
+usage_error() { # NAME EXPECTED-TEXT ARGS...
+    local name=$1 want=$2; shift 2
+    run usage "$CLI" "$@"
+    if [[ $rc == 2 ]] && grep -qF -- "$want" "$work/usage.err"; then ok "$name"; else
+        bad "$name" "exit $rc, stderr: $(err usage | head -2)"; fi
+}
+usage_error "bad --rate value" "-r 'fast'" produce t -m x -r fast
+usage_error "bad --count value" "--count '0'" produce t -m x --count 0
+usage_error "unknown flag" "unknown flag '--nope'" consume t -s s --nope
+usage_error "missing value" "--subscription needs a value" consume t --subscription
+usage_error "bad format" "--format 'yaml'" consume t -s s -o yaml
+usage_error "bad start id" "--start-message-id 'soon'" read t -m soon
+usage_error "missing subscription" "missing --subscription" consume t
+usage_error "missing topic" "missing TOPIC" produce -m x
+usage_error "bad enum through a flag" "-t Sometimes: subscriptionType" consume t -s s -t Sometimes
+usage_error "unknown key through --conf" "-C nosuchKey=1: unknown configuration key" produce t -m x -C nosuchKey=1
+usage_error "bad URL names its flag" "from -u notaurl" produce t -m x -u notaurl
+usage_error "unknown verb" "unknown verb 'frobnicate'" frobnicate
+printf 'serviceUrl=%s\n\nbrokerServiceURL=oops\n' "$PULSAR_SERVICE_URL" >"$work/typo.conf"
+usage_error "client.conf unknown key names file:line" "$work/typo.conf:3: unknown key 'brokerServiceURL'" \
+    produce t -m x --client-conf "$work/typo.conf"
+
+# --- produce, then consume as JSON ------------------------------------------
+T1=$(topic kv)
+N=10
+msgs=()
+for i in $(seq 0 $((N - 1))); do msgs+=(-m "msg-$i"); done
+run produce "$CLI" produce "$T1" "${msgs[@]}" -k key-1 -p color=blue -p "note=a b=c"
+check "produce exits 0" test "$rc" = 0
+check "produce prints $N ids" test "$(out produce | grep -cE '^[0-9]+:[0-9]+:-?[0-9]+(:[0-9]+)?$')" = $N
+check "produce summary on stderr" grep -q "$N message(s) sent to persistent://public/default/$T1" "$work/produce.err"
+
+run consume "$CLI" consume "$T1" -s sub-1 -p Earliest -n $N -o json --timeout 30
+check "consume exits 0" test "$rc" = 0
+check "consume prints $N JSON lines" test "$(out consume | grep -c '^{"id":')" = $N
+for i in 0 4 9; do
+    check "payload msg-$i received in order" \
+        bash -c "sed -n $((i + 1))p '$work/consume.out' | grep -q '\"payload\":\"msg-$i\"'"
+done
+check "every message has the key" test "$(out consume | grep -c '"key":"key-1"')" = $N
+check "every message has both properties" \
+    test "$(out consume | grep -c '"properties":{"color":"blue","note":"a b=c"}')" = $N
+check "topic in full form" grep -q "\"topic\":\"persistent://public/default/$T1\"" "$work/consume.out"
+out consume | sed -E 's/^\{"id":"([^"]*)".*/\1/' >"$work/consumed.ids"
+check "consumed ids equal the produced ids" diff -q "$work/produce.out" "$work/consumed.ids"
+check "consume summary on stderr" grep -q "$N message(s) received" "$work/consume.err"
+
+run again "$CLI" consume "$T1" -s sub-1 -n 1 --timeout 2
+check "acknowledged messages are not redelivered" \
+    bash -c "[[ $rc == 0 ]] && [[ ! -s '$work/again.out' ]] && grep -q '0 message(s)' '$work/again.err'"
+
+# --- read --------------------------------------------------------------------
+run rd "$CLI" read "$T1" -m earliest -n 0 -e
+check "read from earliest exits 0" test "$rc" = 0
+check "read from earliest gives every payload in order" \
+    diff -q <(printf 'msg-%d\n' $(seq 0 $((N - 1)))) "$work/rd.out"
+id5=$(sed -n 5p "$work/produce.out")
+run read5 "$CLI" read "$T1" -m "$id5" -n 0 -e
+check "read after an id starts at the next message" \
+    diff -q <(printf 'msg-%d\n' $(seq 5 $((N - 1)))) "$work/read5.out"
+run read5i "$CLI" read "$T1" -m "$id5" -i -n 2 -o raw
+check "read --inclusive starts at the id" diff -q <(printf 'msg-4\nmsg-5\n') "$work/read5i.out"
+run readl "$CLI" read "$T1" -m latest -n 0 -e
+check "read from latest with --until-end stops at once" \
+    bash -c "[[ $rc == 0 ]] && [[ ! -s '$work/readl.out' ]]"
+
+# --- stdin, files, binary payloads ---------------------------------------------
+T2=$(topic src)
+printf 'line one\nline "two"\ttab\n' | "$CLI" produce "$T2" -q 2>"$work/stdin.err"
+check "produce from stdin lines" grep -q "2 message(s) sent" "$work/stdin.err"
+printf '\x00\x01\xfe\xff' >"$work/bin"
+run file "$CLI" produce "$T2" -f "$work/bin" --disable-batching -z LZ4
+check "produce a binary file" test "$rc" = 0
+run cons2 "$CLI" consume "$T2" -s s -p Earliest -n 3 -o json --timeout 30
+check "line payloads are JSON-escaped" grep -qF '"payload":"line \"two\"\ttab"' "$work/cons2.out"
+check "a binary payload comes as base64" grep -qF '"payload_base64":"AAH+/w=="' "$work/cons2.out"
+run hex "$CLI" read "$T2" -m earliest -n 3 -o hex
+check "hex format dumps bytes" grep -q '^00000000  00 01 fe ff' "$work/hex.out"
+
+# --- configuration precedence, live --------------------------------------------
+printf 'brokerServiceUrl=%s\nwebServiceUrl=%s\n' "$PULSAR_SERVICE_URL" "${PULSAR_ADMIN_URL:-}" >"$work/good.conf"
+printf 'brokerServiceUrl=pulsar://127.0.0.1:1\n' >"$work/dead.conf"
+run cf env -u PULSAR_SERVICE_URL "$CLI" produce "$T2" -m conf -q --client-conf "$work/good.conf"
+check "client.conf alone supplies the URL" test "$rc" = 0
+run cfenv env -u PULSAR_SERVICE_URL PULSAR_CLIENT_CONF="$work/good.conf" "$CLI" produce "$T2" -m conf -q
+check "\$PULSAR_CLIENT_CONF names the file" test "$rc" = 0
+run envwins "$CLI" produce "$T2" -m conf -q --client-conf "$work/dead.conf"
+check "environment beats client.conf" test "$rc" = 0
+run flagwins env PULSAR_SERVICE_URL=pulsar://127.0.0.1:1 "$CLI" produce "$T2" -m conf -q -u "$PULSAR_SERVICE_URL"
+check "flag beats environment" test "$rc" = 0
+run dead env PULSAR_SERVICE_URL=pulsar://127.0.0.1:1 "$CLI" produce "$T2" -m conf -q -C operationTimeoutMs=3000
+check "an unreachable broker is a runtime error (exit 1)" test "$rc" = 1
+
+# --- perf ------------------------------------------------------------------------
+T3=$(topic perf)
+run perf "$CLI" perf produce "$T3" -r 300 -s 64 -time 3 --warmup-time 0
+check "perf produce exits 0" test "$rc" = 0
+check "perf produce prints a rate line per second" \
+    test "$(out perf | grep -cE '^pulsarc perf produce \[ *[0-9.]+ s\] +[0-9.]+ msg/s')" -ge 2
+check "perf produce prints percentiles" grep -qE 'percentiles \(ms\):  p50 [0-9.]+ .* p99 [0-9.]+  p99.9 ' "$work/perf.out"
+check "perf produce prints a histogram" grep -qE '^  \[ *[0-9.]+, *[0-9.]+\) +[0-9]+ ' "$work/perf.out"
+total=$(out perf | sed -nE 's/^pulsarc perf produce: ([0-9]+) messages in.*/\1/p')
+check "perf produce holds the rate (~900 in 3 s, got ${total:-none})" \
+    bash -c "[[ -n '$total' ]] && (( $total >= 750 && $total <= 960 ))"
+run perfc "$CLI" perf consume "$T3" -sp Earliest -m "${total:-1}" -time 30
+check "perf consume receives everything" \
+    bash -c "[[ $rc == 0 ]] && grep -q '^pulsarc perf consume: ${total:-x} messages' '$work/perfc.out'"
+check "perf consume prints an end-to-end histogram" grep -qE '^end-to-end.* latency \(ms\)' "$work/perfc.out"
+
+# --- admin -----------------------------------------------------------------------
+if [[ -z "${PULSAR_ADMIN_URL:-}" ]] || "$CLI" admin topics list public/default 2>&1 | grep -q 'WITH_CURL=0'; then
+    echo "skip  admin (no PULSAR_ADMIN_URL or no admin client in this build)"
+else
+    T4=$(topic adm)
+    run a1 "$CLI" admin topics create "$T4" -p 3
+    check "admin topics create -p 3" test "$rc" = 0
+    run a2 "$CLI" admin topics partitions "$T4"
+    check "admin topics partitions prints 3" test "$(out a2)" = 3
+    run a3 "$CLI" admin topics list public/default --partitioned
+    check "admin topics list --partitioned shows it" grep -qx "persistent://public/default/$T4" "$work/a3.out"
+    run a4 "$CLI" admin topics create "$T4"
+    check "creating it again is a runtime error naming HTTP 409" \
+        bash -c "[[ $rc == 1 ]] && grep -q '409' '$work/a4.err'"
+    # Unbatched: the broker counts a backlog in entries until a consumer has read them.
+    T5=$(topic sub)
+    "$CLI" produce "$T5" -q --disable-batching -m 1 -m 2 -m 3 -m 4 -m 5 2>/dev/null
+    "$CLI" consume "$T5" -s sub-1 -n 1 --timeout 1 >/dev/null 2>&1
+    run a5 "$CLI" admin subscriptions create "$T5" audit --position earliest
+    check "admin subscriptions create" test "$rc" = 0
+    run a6 "$CLI" admin subscriptions list "$T5"
+    check "admin subscriptions list" bash -c "grep -qx audit '$work/a6.out' && grep -qx sub-1 '$work/a6.out'"
+    run a7 "$CLI" admin subscriptions backlog "$T5" audit
+    check "admin subscriptions backlog counts the 5 messages" test "$(out a7)" = 5
+    run a8 "$CLI" admin topics stats "$T5"
+    check "admin topics stats is JSON with the subscriptions" \
+        grep -q '"msgInCounter":5,.*"audit":{"msgBacklog":5,' "$work/a8.out"
+    run a9 "$CLI" admin subscriptions reset-cursor "$T5" audit --to-id earliest
+    check "admin subscriptions reset-cursor" test "$rc" = 0
+    run a9 "$CLI" admin subscriptions delete "$T5" audit
+    check "admin subscriptions delete" test "$rc" = 0
+    run a10 "$CLI" admin topics delete "$T4"
+    check "admin topics delete (partitioned)" test "$rc" = 0
+    run a11 "$CLI" admin topics partitions "$T4"
+    check "a deleted topic is gone (exit 1, NOT_FOUND)" \
+        bash -c "[[ $rc == 1 ]] && grep -q 'NOT_FOUND' '$work/a11.err'"
+    usage_error "admin flag that does not apply" "unknown flag '--force'" admin topics create x --force
+fi
+
+finish

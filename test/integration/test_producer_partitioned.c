@@ -1,0 +1,190 @@
+/*
+ * Live-broker tests of producing to a partitioned topic through one handle:
+ * keyed messages land on hash(key) mod N under both hashing schemes (the
+ * values the Java client computes, checked in test/unit/test_router.c and
+ * against the Java client in test/interop), round robin without batching
+ * spreads evenly, SinglePartition keeps unkeyed messages on one partition,
+ * a custom router decides everything, and a message is read back from the
+ * partition its id names.
+ */
+#include <stdlib.h>
+
+#include "producer_util.h"
+
+#define NPARTS 4
+
+static const char *partitioned_topic(const char *prefix) {
+    const char *topic = pct_topic(prefix);
+    int code = pct_admin("PUT", topic_path(topic, "/partitions"), "4");
+    ck_assert_msg(code == 204 || code == 200, "create partitioned topic: HTTP %d", code);
+    return topic;
+}
+
+static int send_keyed(pulsarc_producer_t *p, const char *key) {
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    pulsarc_msg_set_payload(m, "k", 1, PULSARC_MSG_F_COPY);
+    if (key)
+        pulsarc_msg_set_key(m, key);
+    pulsarc_msgid_t id;
+    pulsarc_err_t e = pulsarc_producer_send(p, m, &id);
+    pulsarc_msg_destroy(m);
+    ck_assert_msg(e == PULSARC_OK, "send: %s", pulsarc_strerror(e));
+    ck_assert(id.partition >= 0 && id.partition < NPARTS);
+    return id.partition;
+}
+
+/* Java: "key-1".hashCode() etc.; Murmur3 values from pc_hash_murmur3. */
+START_TEST(test_key_routing_java_string_hash) {
+    pulsarc_client_t *c = pct_client();
+    pulsarc_producer_t *p = make_producer(c, partitioned_topic("route-jsh"), NULL);
+    ck_assert_int_eq(pulsarc_producer_partitions(p), NPARTS);
+    /* String.hashCode: "a" = 97 -> 1, "b" = 98 -> 2, "keykeykey2" = 42978643 -> 3 */
+    ck_assert_int_eq(send_keyed(p, "a"), 1);
+    ck_assert_int_eq(send_keyed(p, "b"), 2);
+    ck_assert_int_eq(send_keyed(p, "keykeykey2"), 42978643 % NPARTS);
+    ck_assert_int_eq(send_keyed(p, "keykeykeykeykey1"), 434058482 % NPARTS);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+START_TEST(test_key_routing_murmur3) {
+    pulsarc_client_t *c = pct_client();
+    const char *kv[] = {"hashingScheme", "Murmur3_32Hash", NULL};
+    pulsarc_producer_t *p = make_producer(c, partitioned_topic("route-m3"), kv);
+    ck_assert_int_eq(send_keyed(p, "k1"), 2110152746 % NPARTS);
+    ck_assert_int_eq(send_keyed(p, "key1"), 462881061 % NPARTS);
+    ck_assert_int_eq(send_keyed(p, "key02"), 751761803 % NPARTS);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+START_TEST(test_round_robin_unbatched) {
+    pulsarc_client_t *c = pct_client();
+    const char *kv[] = {"batchingEnabled", "false", NULL};
+    pulsarc_producer_t *p = make_producer(c, partitioned_topic("route-rr"), kv);
+    int count[NPARTS] = {0}, first = send_keyed(p, NULL);
+    count[first]++;
+    for (int i = 1; i < 4 * NPARTS; i++) {
+        int part = send_keyed(p, NULL);
+        ck_assert_int_eq(part, (first + i) % NPARTS);
+        count[part]++;
+    }
+    for (int i = 0; i < NPARTS; i++)
+        ck_assert_int_eq(count[i], 4);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+START_TEST(test_single_partition_mode) {
+    pulsarc_client_t *c = pct_client();
+    const char *kv[] = {"messageRoutingMode", "SinglePartition", NULL};
+    pulsarc_producer_t *p = make_producer(c, partitioned_topic("route-single"), kv);
+    int first = send_keyed(p, NULL);
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(send_keyed(p, NULL), first);
+    ck_assert_int_eq(send_keyed(p, "b"), 2); /* keys still hash */
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+static int always_three(const pulsarc_msg_t *msg, int n, void *opaque) {
+    (void)msg;
+    (*(int *)opaque)++;
+    return 3 % n;
+}
+
+static int out_of_range(const pulsarc_msg_t *msg, int n, void *opaque) {
+    (void)msg, (void)opaque;
+    return n;
+}
+
+START_TEST(test_custom_router) {
+    pulsarc_client_t *c = pct_client();
+    const char *kv[] = {"messageRoutingMode", "CustomPartition", NULL};
+    pulsarc_producer_t *p = make_producer(c, partitioned_topic("route-custom"), kv);
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    ck_assert_int_eq(pulsarc_producer_send(p, m, NULL), PULSARC_ERR_STATE); /* none set yet */
+    int calls = 0;
+    ck_assert_int_eq(pulsarc_producer_set_router(p, always_three, &calls), PULSARC_OK);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(send_keyed(p, i % 2 ? "a" : NULL), 3);
+    ck_assert_int_eq(calls, 5);
+    ck_assert_int_eq(pulsarc_producer_set_router(p, out_of_range, NULL), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_producer_send(p, m, NULL), PULSARC_ERR_INVALID_ARG);
+    pulsarc_msg_destroy(m);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+static void on_part_sent(pulsarc_producer_t *p, pulsarc_err_t err, const pulsarc_msgid_t *id,
+                         pulsarc_msg_t *msg, void *opaque) {
+    ck_assert_ptr_eq(p, ((void **)opaque)[1]); /* callbacks show the handle the user holds */
+    on_sent_cb(p, err, id, msg, ((void **)opaque)[0]);
+}
+
+/* Async, batched, all partitions: every message is on the partition its id names. */
+START_TEST(test_partitioned_roundtrip) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = partitioned_topic("route-rt");
+    const char *kv[] = {"batchingMaxPublishDelayMicros", "5000", NULL};
+    pulsarc_producer_t *p = make_producer(c, topic, kv);
+    sent_log_t log;
+    sent_log_init(&log);
+    void *ctx[2] = {&log, p};
+    for (int i = 0; i < 200; i++) {
+        pulsarc_msg_t *m = pulsarc_msg_new();
+        char v[16], k[16];
+        snprintf(v, sizeof v, "%d", i);
+        snprintf(k, sizeof k, "key-%d", i % 13);
+        pulsarc_msg_set_payload(m, v, strlen(v), PULSARC_MSG_F_COPY);
+        pulsarc_msg_set_property(m, "i", v);
+        pulsarc_msg_set_key(m, k);
+        ck_assert_int_eq(pulsarc_producer_send_async(p, m, on_part_sent, ctx), PULSARC_OK);
+    }
+    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
+    sent_log_wait(&log, 200);
+    ck_assert_int_eq(log.ok, 200);
+    for (int part = 0; part < NPARTS; part++) {
+        char name[512];
+        snprintf(name, sizeof name, "%s-partition-%d", topic, part);
+        pulsarc_consumer_t *cons = make_consumer(c, name, "Exclusive");
+        int expect = 0;
+        for (int i = 0; i < 200; i++)
+            expect += log.ids[i].partition == part;
+        for (int n = 0; n < expect; n++) {
+            pulsarc_msg_t *m = receive_one(cons, n);
+            int i = atoi(pulsarc_msg_property(m, "i"));
+            ck_assert_int_eq(log.ids[i].partition, part);
+            pulsarc_msg_destroy(m);
+        }
+        expect_no_more(cons);
+        pulsarc_consumer_destroy(cons);
+    }
+    pulsarc_producer_stats_t st;
+    pulsarc_producer_stats(p, &st);
+    ck_assert_uint_eq(st.msgs_sent, 200);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("producer-partitioned");
+    TCase *t = tcase_create("partitioned");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_key_routing_java_string_hash);
+    tcase_add_test(t, test_key_routing_murmur3);
+    tcase_add_test(t, test_round_robin_unbatched);
+    tcase_add_test(t, test_single_partition_mode);
+    tcase_add_test(t, test_custom_router);
+    tcase_add_test(t, test_partitioned_roundtrip);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+PC_TEST_MAIN(suite)
