@@ -186,9 +186,13 @@ pulsarc_err_t pulsarc_consumer_last_message_id(pulsarc_consumer_t *c, pulsarc_ms
     return err;
 }
 
-/* Compares ledger and entry only: the last id names an entry, not a message in it. */
+/* Is a (the topic's last id) after b? By batch index too when the broker gave one. */
 static int entry_after(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
-    return a->ledger_id > b->ledger_id || (a->ledger_id == b->ledger_id && a->entry_id > b->entry_id);
+    if (a->ledger_id != b->ledger_id)
+        return a->ledger_id > b->ledger_id;
+    if (a->entry_id != b->entry_id)
+        return a->entry_id > b->entry_id;
+    return a->batch_index >= 0 && b->batch_index >= 0 && a->batch_index > b->batch_index;
 }
 
 pulsarc_err_t pulsarc_consumer_has_message_available(pulsarc_consumer_t *c, int *available) {

@@ -41,7 +41,8 @@ int pc_reader_may_read(const pulsarc_consumer_t *c, const pulsarc_msgid_t *last)
     if (pulsarc_msgid_compare(&c->start_id, &l) >= 0)
         return 0;
     pulsarc_msgid_t a = *last, s = c->start_id;
-    a.batch_index = s.batch_index = -1;
+    if (a.batch_index < 0) /* the broker named the entry only: compare entries */
+        a.batch_index = s.batch_index = -1;
     int cmp = pulsarc_msgid_compare(&a, &s);
     return c->start_inclusive ? cmp >= 0 : cmp > 0;
 }
