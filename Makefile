@@ -151,6 +151,14 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 $(CMD_BIN): $(CMD_SRCS) $(STATIC)
 	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $(CMD_SRCS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS)
 
+# --- docs -----------------------------------------------------------------
+.PHONY: docs
+docs: docs/CONFIGURATION.md
+docs/CONFIGURATION.md: tools/gen_config_doc.c lib/conf/props.h $(STATIC)
+	@mkdir -p $(BUILD)/tools
+	$(call say,LD,$(BUILD)/tools/gen_config_doc)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $(BUILD)/tools/gen_config_doc $(LDFLAGS) $(STATIC) $(PKG_LIBS)
+	$(BUILD)/tools/gen_config_doc > $@
+
 # --- set-up ---------------------------------------------------------------
 DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
             libssl-dev zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev \

@@ -661,5 +661,8 @@ PULSARC_API void pulsarc_reader_destroy(pulsarc_reader_t *reader);
 #if __has_include(<pulsarc/source.h>) || __has_include("pulsarc/source.h")
 #include "pulsarc/source.h"
 #endif
+#if __has_include(<pulsarc/sink.h>) || __has_include("pulsarc/sink.h")
+#include "pulsarc/sink.h"
+#endif
 
 #endif /* PULSARC_H */

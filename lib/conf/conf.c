@@ -221,7 +221,15 @@ void pc_conf_write_doc(FILE *out) {
         char range[64] = "";
         if (p->type == PC_TYPE_INT)
             snprintf(range, sizeof range, "%lld .. %lld", (long long)p->min, (long long)p->max);
+        char choices[256] = "";
+        for (size_t k = 0, o = 0; p->type == PC_TYPE_ENUM && p->choices[k] && o + 3 < sizeof choices; k++) {
+            if (p->choices[k] == '|') /* a bare | would split the Markdown cell */
+                choices[o++] = ',', choices[o++] = ' ';
+            else
+                choices[o++] = p->choices[k];
+            choices[o] = '\0';
+        }
         fprintf(out, "| `%s` | %s | %s | `%s` | %s | %s |\n", p->name, scope_name(p->scope),
-                type_name(p->type), p->defval, p->type == PC_TYPE_ENUM ? p->choices : range, p->doc);
+                type_name(p->type), p->defval, p->type == PC_TYPE_ENUM ? choices : range, p->doc);
     }
 }
