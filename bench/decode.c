@@ -227,7 +227,7 @@ static int run_corpus(const bc_spec_t *spec, uint64_t want, int use_rx) {
     st.use_rx = use_rx;
 #if BD_HAVE_RX
     if (use_rx)
-        st.pool = pc_rxpool_new("persistent://public/default/replay-bench", (size_t)64 << 20);
+        st.pool = pc_rxpool_new("persistent://public/default/replay-bench", (size_t)64 << 20, 1000);
 #endif
     uint64_t entry = 0;
     double busy = 0;

@@ -563,7 +563,7 @@ pulsarc_err_t pc_consumer_prepare(pulsarc_client_t *cl, const char *topic, const
         err = read_conf(c, conf, errstr, errlen);
     if (!err)
         err = pc_dlq_configure(c, conf);
-    if (!err && !(c->pool = pc_rxpool_new(c->topic.full, (size_t)64 << 20)))
+    if (!err && !(c->pool = pc_rxpool_new(c->topic.full, (size_t)64 << 20, (size_t)c->queue_size)))
         err = pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
     if (err) {
         pc_consumer_unref(c);

@@ -397,8 +397,6 @@ static void build(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
         build_single(e, md, cm, o, r);
 }
 
-static void *arena_alloc_cb(void *ad, size_t n) { return pc_arena_alloc(ad, n); }
-static void arena_free_cb(void *ad, void *p) { (void)ad, (void)p; }
 
 void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
                   pc_rx_result_t *r) {
@@ -419,7 +417,7 @@ void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
         result_fail(r, -2, "out of memory");
         return;
     }
-    ProtobufCAllocator al = {arena_alloc_cb, arena_free_cb, &e->arena};
+    ProtobufCAllocator al = pc_arena_allocator(&e->arena);
     Pulsar__Proto__MessageMetadata *md = pulsar__proto__message_metadata__unpack(&al, f->meta_len, f->meta);
     if (!md) {
         result_fail(r, VE_BATCH, "entry %llu:%llu has metadata that does not parse",

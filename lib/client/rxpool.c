@@ -12,66 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FREE_ENTRIES 64
-#define MAX_FREE_MSGS 8192
-#define ARENA_MIN 4096
-
-/* ---------- arena ---------- */
-
-void *pc_arena_alloc(pc_arena_t *a, size_t n) {
-    n = (n + 7) & ~(size_t)7;
-    if (a->used + n <= a->cap) {
-        void *p = a->buf + a->used;
-        a->used += n;
-        return p;
-    }
-    pc_arena_chunk_t *c = malloc(sizeof *c + n);
-    if (!c)
-        return NULL;
-    c->next = a->extra;
-    a->extra = c;
-    a->extra_bytes += n;
-    return c->data;
-}
-
-char *pc_arena_strndup(pc_arena_t *a, const void *s, size_t n) {
-    char *d = pc_arena_alloc(a, n + 1);
-    if (d) {
-        if (n)
-            memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
-/* Frees overflow chunks and grows the main block to last round's peak. */
-static void arena_reset(pc_arena_t *a) {
-    size_t peak = a->used + a->extra_bytes;
-    while (a->extra) {
-        pc_arena_chunk_t *next = a->extra->next;
-        free(a->extra);
-        a->extra = next;
-    }
-    a->extra_bytes = 0;
-    a->used = 0;
-    if (peak > a->cap) {
-        size_t cap = peak < ARENA_MIN ? ARENA_MIN : peak + peak / 4;
-        uint8_t *b = realloc(a->buf, cap);
-        if (b) {
-            a->buf = b;
-            a->cap = cap;
-        }
-    }
-}
-
-static void arena_free(pc_arena_t *a) {
-    arena_reset(a);
-    free(a->buf);
-}
+/* Free entries keep their buffers: cap what they may hold in all. */
+#define MAX_POOLED_BYTES ((size_t)32 << 20)
 
 /* ---------- pool ---------- */
 
-pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes) {
+pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes, size_t queue) {
     pc_rxpool_t *p = calloc(1, sizeof *p);
     if (!p || !(p->topic = strdup(topic))) {
         free(p);
@@ -80,12 +26,17 @@ pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes) {
     atomic_init(&p->refs, 1);
     pthread_mutex_init(&p->lock, NULL);
     p->max_entry_bytes = max_entry_bytes;
+    /* The broker may overshoot the queue by one batch: leave room for it. */
+    p->max_free_entries = queue + 64;
+    p->max_free_msgs = 2 * queue + 1024;
     return p;
 }
 
+static size_t entry_bytes(const pc_entry_t *e) { return e->data.cap + e->arena.cap + sizeof *e; }
+
 static void entry_free(pc_entry_t *e) {
     pc_buf_free(&e->data);
-    arena_free(&e->arena);
+    pc_arena_free(&e->arena);
     free(e);
 }
 
@@ -118,6 +69,7 @@ pc_entry_t *pc_entry_get(pc_rxpool_t *p) {
     if (e) {
         p->free_entries = e->next_free;
         p->nfree_entries--;
+        p->pooled_bytes -= entry_bytes(e);
     }
     pthread_mutex_unlock(&p->lock);
     if (!e) {
@@ -138,14 +90,16 @@ void pc_entry_unref(pc_entry_t *e) {
     if (atomic_fetch_sub(&e->refs, 1) != 1)
         return;
     pc_rxpool_t *p = e->pool;
-    arena_reset(&e->arena);
+    pc_arena_reset(&e->arena);
     e->data.len = 0;
+    size_t bytes = entry_bytes(e);
     pthread_mutex_lock(&p->lock);
-    int keep = p->nfree_entries < MAX_FREE_ENTRIES;
+    int keep = p->nfree_entries < p->max_free_entries && p->pooled_bytes + bytes <= MAX_POOLED_BYTES;
     if (keep) {
         e->next_free = p->free_entries;
         p->free_entries = e;
         p->nfree_entries++;
+        p->pooled_bytes += bytes;
     }
     pthread_mutex_unlock(&p->lock);
     if (!keep)
@@ -179,7 +133,7 @@ void pc_rxmsg_put(pulsarc_msg_t *m) {
     pc_rxpool_t *p = e->pool;
     atomic_fetch_add(&p->refs, 1); /* keep the pool while we use its lock */
     pthread_mutex_lock(&p->lock);
-    int keep = p->nfree_msgs < MAX_FREE_MSGS;
+    int keep = p->nfree_msgs < p->max_free_msgs;
     if (keep) {
         m->next = p->free_msgs;
         p->free_msgs = m;

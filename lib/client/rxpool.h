@@ -10,20 +10,9 @@
 #include <stdatomic.h>
 
 #include "client/message.h"
+#include "core/arena.h"
 #include "core/buf.h"
 
-typedef struct pc_arena_chunk {
-    struct pc_arena_chunk *next;
-    max_align_t data[];
-} pc_arena_chunk_t;
-
-/* Bump allocator; reset when its entry is recycled. Learns its peak size. */
-typedef struct pc_arena {
-    uint8_t *buf;
-    size_t cap, used;
-    pc_arena_chunk_t *extra; /* overflow this round */
-    size_t extra_bytes;
-} pc_arena_t;
 
 typedef struct pc_rxpool pc_rxpool_t;
 
@@ -44,19 +33,18 @@ struct pc_rxpool {
     size_t nfree_msgs;
     char *topic;             /* shared by every message of the consumer */
     size_t max_entry_bytes;  /* decompressed size limit per entry */
+    size_t max_free_entries, max_free_msgs; /* sized from the receiver queue */
+    size_t pooled_bytes;     /* memory held by free entries */
 };
 
-pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes);
+/* queue: receiverQueueSize, so a full queue's worth recycles without malloc. */
+pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes, size_t queue);
 /* The consumer lets go; the pool lives until its last message is destroyed. */
 void pc_rxpool_release(pc_rxpool_t *p);
 
 /* A clean entry with one reference (the decoder's). */
 pc_entry_t *pc_entry_get(pc_rxpool_t *p);
 void pc_entry_unref(pc_entry_t *e);
-/* Arena allocation (8-byte aligned); NULL on OOM. */
-void *pc_arena_alloc(pc_arena_t *a, size_t n);
-/* Copies n bytes plus a NUL into the arena. */
-char *pc_arena_strndup(pc_arena_t *a, const void *s, size_t n);
 
 /* A message view of e (takes a reference on e). */
 pulsarc_msg_t *pc_rxmsg_get(pc_entry_t *e);

@@ -85,7 +85,7 @@ static pulsarc_err_t parse_payload(const uint8_t *p, size_t rem, pc_frame_t *out
 
 static pulsarc_err_t parse_command(const uint8_t *p, uint32_t cmdlen, pc_frame_t *out,
                                    char *errstr, size_t errlen) {
-    out->cmd = pulsar__proto__base_command__unpack(NULL, cmdlen, p);
+    out->cmd = pulsar__proto__base_command__unpack(out->alloc, cmdlen, p);
     if (!out->cmd)
         return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
                          "command of %u bytes does not parse as BaseCommand", cmdlen);
@@ -101,7 +101,13 @@ static pulsarc_err_t parse_command(const uint8_t *p, uint32_t cmdlen, pc_frame_t
 
 long pc_frame_parse(const uint8_t *buf, size_t len, size_t max_frame, pc_frame_t *out,
                     char *errstr, size_t errlen) {
+    return pc_frame_parse_with(buf, len, max_frame, NULL, out, errstr, errlen);
+}
+
+long pc_frame_parse_with(const uint8_t *buf, size_t len, size_t max_frame, ProtobufCAllocator *alloc,
+                         pc_frame_t *out, char *errstr, size_t errlen) {
     memset(out, 0, sizeof *out);
+    out->alloc = alloc;
     out->checksum_ok = 1;
     if (len < 4)
         return 0;
@@ -130,7 +136,7 @@ long pc_frame_parse(const uint8_t *buf, size_t len, size_t max_frame, pc_frame_t
 
 void pc_frame_clear(pc_frame_t *f) {
     if (f->cmd)
-        pulsar__proto__base_command__free_unpacked(f->cmd, NULL);
+        pulsar__proto__base_command__free_unpacked(f->cmd, f->alloc);
     f->cmd = NULL;
 }
 

@@ -27,6 +27,7 @@ typedef Pulsar__Proto__BaseCommand pc_cmd_t;
 /* One decoded frame. Pointers reference the input bytes. */
 typedef struct pc_frame {
     pc_cmd_t *cmd;               /* owned: free with pc_frame_clear() */
+    ProtobufCAllocator *alloc;   /* what cmd was unpacked with (NULL: malloc) */
     int has_payload;             /* the frame had a payload section */
     const uint8_t *bem;          /* raw BrokerEntryMetadata, or NULL */
     size_t bem_len;
@@ -48,6 +49,9 @@ typedef struct pc_frame {
  */
 long pc_frame_parse(const uint8_t *buf, size_t len, size_t max_frame, pc_frame_t *out,
                     char *errstr, size_t errlen);
+/* The same, unpacking the command with alloc (e.g. a per-connection arena). */
+long pc_frame_parse_with(const uint8_t *buf, size_t len, size_t max_frame, ProtobufCAllocator *alloc,
+                         pc_frame_t *out, char *errstr, size_t errlen);
 void pc_frame_clear(pc_frame_t *f);
 
 /* Appends a simple command frame. cmd->type and its sub-message must be set. */

@@ -32,6 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/arena.h"
 #include "core/err.h"
 #include "net/auth_plugin.h"
 #include "net/resolve.h"
@@ -75,6 +76,8 @@ typedef struct attached {
 struct pc_conn {
     int refs;
     conn_state_t state;
+    pc_arena_t arena;        /* decoded commands: valid while one frame is dispatched */
+    ProtobufCAllocator pb;
     pc_loop_t *loop;
     pc_conn_opts_t opts;
     char host[256];
@@ -111,6 +114,7 @@ void pc_conn_unref(pc_conn_t *c) {
     if (--c->refs > 0)
         return;
     pc_buf_free(&c->rbuf);
+    pc_arena_free(&c->arena);
     pc_buf_free(&c->wbuf);
     if (c->addrs)
         freeaddrinfo(c->addrs);
@@ -628,7 +632,7 @@ static void process_input(pc_conn_t *c) {
         pc_frame_t f;
         char err[256];
         size_t max = c->max_message_size + PC_FRAME_PADDING;
-        long n = pc_frame_parse(c->rbuf.data + off, c->rbuf.len - off, max, &f, err, sizeof err);
+        long n = pc_frame_parse_with(c->rbuf.data + off, c->rbuf.len - off, max, &c->pb, &f, err, sizeof err);
         if (n == 0)
             break;
         if (n < 0) {
@@ -638,6 +642,7 @@ static void process_input(pc_conn_t *c) {
         off += (size_t)n;
         dispatch(c, &f);
         pc_frame_clear(&f);
+        pc_arena_reset(&c->arena); /* nothing of a frame outlives its dispatch */
     }
     pc_buf_consume(&c->rbuf, off);
 }
@@ -835,6 +840,7 @@ pc_conn_t *pc_conn_new(pc_loop_t *loop, const pc_conn_opts_t *opts, const char *
     snprintf(c->peer, sizeof c->peer, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
     c->proxy_to = dup_or_null(proxy_to);
     pc_buf_init(&c->rbuf, PC_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_PADDING + 8);
+    c->pb = pc_arena_allocator(&c->arena);
     pc_buf_init(&c->wbuf, 0);
     pc_timer_init(&c->connect_timer, connect_timeout, c);
     pc_timer_init(&c->keepalive_timer, keepalive_tick, c);
