@@ -153,7 +153,11 @@ $(CMD_BIN): $(CMD_SRCS) $(STATIC)
 
 # --- docs -----------------------------------------------------------------
 .PHONY: docs
-docs: docs/CONFIGURATION.md
+docs: docs/CONFIGURATION.md docs/CONNECTOR_CONFIGURATION.md
+docs/CONNECTOR_CONFIGURATION.md: tools/gen_connector_doc.c lib/connector/connector_props.h $(STATIC)
+	@mkdir -p $(BUILD)/tools
+	$(call say,LD,$(BUILD)/tools/gen_connector_doc)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $(BUILD)/tools/gen_connector_doc $(LDFLAGS) $(STATIC) $(PKG_LIBS)
+	$(BUILD)/tools/gen_connector_doc > $@
 docs/CONFIGURATION.md: tools/gen_config_doc.c lib/conf/props.h $(STATIC)
 	@mkdir -p $(BUILD)/tools
 	$(call say,LD,$(BUILD)/tools/gen_config_doc)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $(BUILD)/tools/gen_config_doc $(LDFLAGS) $(STATIC) $(PKG_LIBS)
