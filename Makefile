@@ -212,11 +212,13 @@ valgrind: $(UNIT_BINS)
 	@VALGRIND=1 bash test/run-tests.sh $(UNIT_BINS)
 
 install: lib
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/include/pulsarc $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/pulsarc.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(wildcard include/pulsarc/*.h) $(DESTDIR)$(PREFIX)/include/pulsarc/
 	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/libpulsarc.so.0
 	ln -sf libpulsarc.so.0 $(DESTDIR)$(PREFIX)/lib/libpulsarc.so
+	@rm -f $(PCFILE) && $(MAKE) --no-print-directory $(PCFILE) PREFIX=$(PREFIX)
 	install -m 644 $(PCFILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 clean:
