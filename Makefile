@@ -167,6 +167,7 @@ docs/CONFIGURATION.md: tools/gen_config_doc.c lib/conf/props.h $(STATIC)
 DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
             libssl-dev zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev \
             libcurl4-openssl-dev libjson-c-dev check curl openssl valgrind \
+            clang-14 libclang-rt-14-dev \
             openjdk-17-jdk-headless maven
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -196,6 +197,11 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) live
 	$(MAKE) cli-test
+
+# libFuzzer targets, each for FUZZ_SECONDS (default 30); needs clang-14.
+.PHONY: fuzz
+fuzz:
+	@bash test/fuzz/run.sh
 
 .PHONY: cli-test
 cli-test: all

@@ -200,20 +200,73 @@ static void close_connections(void *arg) {
     pc_pool_close_all(c->pool, PULSARC_ERR_CLOSED, "client closed");
 }
 
-/* Closes every registered producer and consumer (they stay registered). */
-static void close_handles(pulsarc_client_t *c) {
+/*
+ * Closing every producer and consumer at once, bounded by one deadline: each
+ * handle closes on a short-lived thread of its own; after the deadline the
+ * client goes on to close the connections, which completes whatever those
+ * closes still wait for, and then joins them.
+ */
+typedef struct closers {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    size_t left;
+} closers_t;
+
+typedef struct closer {
+    pc_handle_t *h;
+    closers_t *all;
+    pthread_t thread;
+    int started;
+} closer_t;
+
+static void *closer_main(void *arg) {
+    closer_t *k = arg;
+    k->h->close(k->h);
+    pthread_mutex_lock(&k->all->lock);
+    k->all->left--;
+    pthread_cond_broadcast(&k->all->cond);
+    pthread_mutex_unlock(&k->all->lock);
+    return NULL;
+}
+
+static closer_t *start_closers(pulsarc_client_t *c, closers_t *all, size_t *n) {
     pthread_mutex_lock(&c->lock);
-    size_t n = 0;
+    *n = 0;
     for (pc_handle_t *h = c->handles; h; h = h->next)
-        n++;
-    pc_handle_t **all = calloc(n ? n : 1, sizeof *all);
-    n = 0;
-    for (pc_handle_t *h = c->handles; h && all; h = h->next)
-        all[n++] = h;
+        (*n)++;
+    closer_t *ks = calloc(*n ? *n : 1, sizeof *ks);
+    size_t i = 0;
+    for (pc_handle_t *h = c->handles; ks && h; h = h->next)
+        ks[i++].h = h;
     pthread_mutex_unlock(&c->lock);
+    if (!ks) {
+        *n = 0;
+        return NULL;
+    }
+    all->left = *n;
+    for (i = 0; i < *n; i++) {
+        ks[i].all = all;
+        ks[i].started = pthread_create(&ks[i].thread, NULL, closer_main, &ks[i]) == 0;
+        if (!ks[i].started)
+            closer_main(&ks[i]); /* no thread: close inline */
+    }
+    return ks;
+}
+
+static void wait_closers(closers_t *all, int timeout_ms) {
+    struct timespec dl;
+    pc_deadline(&dl, timeout_ms);
+    pthread_mutex_lock(&all->lock);
+    while (all->left > 0 && pthread_cond_timedwait(&all->cond, &all->lock, &dl) == 0)
+        ;
+    pthread_mutex_unlock(&all->lock);
+}
+
+static void join_closers(closer_t *ks, size_t n) {
     for (size_t i = 0; i < n; i++)
-        all[i]->close(all[i]);
-    free(all);
+        if (ks[i].started)
+            pthread_join(ks[i].thread, NULL);
+    free(ks);
 }
 
 static void destroy_handles(pulsarc_client_t *c) {
@@ -228,7 +281,6 @@ static void destroy_handles(pulsarc_client_t *c) {
 }
 
 pulsarc_err_t pulsarc_client_close(pulsarc_client_t *c, int timeout_ms) {
-    (void)timeout_ms; /* each handle close is bounded by operationTimeoutMs */
     if (!c)
         return PULSARC_ERR_INVALID_ARG;
     pthread_mutex_lock(&c->lock);
@@ -238,11 +290,15 @@ pulsarc_err_t pulsarc_client_close(pulsarc_client_t *c, int timeout_ms) {
         return PULSARC_OK;
     if (pc_in_callback())
         return PULSARC_ERR_STATE; /* cannot join our own callback thread */
-    close_handles(c);
+    closers_t all = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    size_t n;
+    closer_t *ks = start_closers(c, &all, &n);
+    wait_closers(&all, timeout_ms < 0 ? c->op_timeout_ms : timeout_ms);
     pthread_mutex_lock(&c->lock);
     c->closed = 1;
     pthread_mutex_unlock(&c->lock);
-    pc_client_post(c, close_connections, c);
+    pc_client_post(c, close_connections, c); /* fails what the closers still wait on */
+    join_closers(ks, n);
     pc_loop_stop(c->loop);
     pc_cbq_shutdown(&c->cbq);
     return PULSARC_OK;
