@@ -145,8 +145,9 @@ static pulsarc_consumer_t *failover_consumer(pulsarc_client_t *c, const char *to
     return cons;
 }
 
+/* Events come from the broker's dispatcher on its own schedule: allow it 20 s. */
 static int wait_count(events_t *e, int *field, int want) {
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < 400; i++) {
         pthread_mutex_lock(&e->lock);
         int v = *field;
         pthread_mutex_unlock(&e->lock);
