@@ -213,6 +213,7 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     c->permits = 0;
     c->connected = 1;
     c->seeking = 0;
+    c->subscribes++;
     if (!c->create_waiter)
         c->stats.reconnects++;
     pthread_mutex_unlock(&c->lock);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client/consumer_int.h"
+#include "client/txn.h"
 #include "core/err.h"
 
 enum { OP_ACK, OP_CUMULATIVE, OP_NACK, OP_REDELIVER_ALL };
@@ -328,4 +329,112 @@ pulsarc_err_t pulsarc_consumer_nack(pulsarc_consumer_t *c, const pulsarc_msg_t *
 
 pulsarc_err_t pulsarc_consumer_redeliver_unacked(pulsarc_consumer_t *c) {
     return c ? submit(c, OP_REDELIVER_ALL, NULL) : PULSARC_ERR_INVALID_ARG;
+}
+
+/* ---------- acknowledging in a transaction ----------
+ * Not grouped with plain acks: each one carries the transaction id and a
+ * request id, and the caller waits for its ACK_RESPONSE, because the broker
+ * decides there (TransactionConflict when another transaction holds the
+ * message). A batch message is acked by its index: ack_set holds the bits
+ * left unacked, as for batch-index acks outside transactions. */
+
+typedef struct txn_ack_op {
+    pulsarc_consumer_t *c;
+    pulsarc_msgid_t id;
+    uint64_t most, least;
+    int cumulative;
+    pc_waiter_t *waiter;
+} txn_ack_op_t;
+
+/* Bits still unacked once id is acked (individually or up to it); 0 words: the whole entry. */
+static size_t txn_ack_set(const txn_ack_op_t *a, int64_t **set) {
+    int32_t size = a->id.batch_size, idx = a->id.batch_index;
+    *set = NULL;
+    if (idx < 0 || size <= 1 || (a->cumulative && idx == size - 1))
+        return 0;
+    size_t words = ((size_t)size + 63) / 64;
+    if (!(*set = calloc(words, sizeof **set)))
+        return 0;
+    for (int32_t i = a->cumulative ? idx + 1 : 0; i < size; i++)
+        if (a->cumulative || i != idx)
+            (*set)[i / 64] |= (int64_t)((uint64_t)1 << (i % 64));
+    return words;
+}
+
+static void send_txn_ack(pulsarc_consumer_t *c, txn_ack_op_t *a) {
+    Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    Pulsar__Proto__MessageIdData *ptr = &mid;
+    mid.ledgerid = (uint64_t)a->id.ledger_id;
+    mid.entryid = (uint64_t)a->id.entry_id;
+    mid.n_ack_set = txn_ack_set(a, &mid.ack_set);
+    mid.has_batch_size = mid.n_ack_set > 0;
+    mid.batch_size = a->id.batch_size;
+    Pulsar__Proto__CommandAck ack = PULSAR__PROTO__COMMAND_ACK__INIT;
+    ack.consumer_id = c->id;
+    ack.ack_type = a->cumulative ? PULSAR__PROTO__COMMAND_ACK__ACK_TYPE__Cumulative
+                                 : PULSAR__PROTO__COMMAND_ACK__ACK_TYPE__Individual;
+    ack.n_message_id = 1;
+    ack.message_id = &ptr;
+    ack.has_txnid_most_bits = ack.has_txnid_least_bits = 1;
+    ack.txnid_most_bits = a->most;
+    ack.txnid_least_bits = a->least;
+    ack.has_request_id = 1;
+    ack.request_id = c->client->next_id++;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ACK;
+    cmd.ack = &ack;
+    pc_conn_request(c->h.conn, &cmd, ack.request_id, c->client->op_timeout_ms, on_ack_response,
+                    a->waiter);
+    free(mid.ack_set);
+}
+
+static void do_txn_ack(void *arg) {
+    txn_ack_op_t *a = arg;
+    pulsarc_consumer_t *c = a->c;
+    if (c->h.state != PC_H_READY || !c->h.conn) {
+        pc_waiter_done(a->waiter, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
+    } else {
+        if (!a->cumulative) /* the ack timeout no longer applies; abort redelivers */
+            pc_redelivery_acked(&c->redelivery, &a->id);
+        send_txn_ack(c, a);
+    }
+    count(c, OP_ACK);
+    pc_consumer_unref(c);
+    free(a);
+}
+
+static pulsarc_err_t post_txn_ack(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                  const pulsarc_msgid_t *id, int cumulative) {
+    txn_ack_op_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return PULSARC_ERR_NOMEM;
+    pc_waiter_t w;
+    pc_waiter_init(&w);
+    a->c = c;
+    a->id = *id;
+    a->cumulative = cumulative;
+    a->waiter = &w;
+    pc_txn_ids(t, &a->most, &a->least);
+    pulsarc_err_t err = pc_consumer_post(c, do_txn_ack, a);
+    if (err)
+        free(a);
+    else
+        err = pc_waiter_wait(&w, NULL, 0);
+    pc_waiter_destroy(&w);
+    return err;
+}
+
+pulsarc_err_t pc_consumer_ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                  const pulsarc_msgid_t *id, int cumulative) {
+    pulsarc_err_t err = check_id(c, id);
+    if (err)
+        return err;
+    if (cumulative && pc_consumer_is_shared(c))
+        return PULSARC_ERR_STATE; /* the broker rejects cumulative acks there */
+    pulsarc_consumer_t *target = c->is_multi ? pc_multi_route(c, id, NULL) : c;
+    if (!target)
+        return PULSARC_ERR_INVALID_ARG;
+    /* The coordinator must know the subscription before the ack reaches it. */
+    err = pc_txn_add_subscription(t, target->topic.full, target->sub, NULL, 0);
+    return err ? err : post_txn_ack(target, t, id, cumulative);
 }

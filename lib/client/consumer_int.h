@@ -46,6 +46,7 @@ struct pulsarc_consumer_s {
     pulsarc_msgid_t start_id;
     int start_inclusive;
     int seeking;                 /* a seek succeeded; drop deliveries until re-subscribed */
+    uint64_t subscribes;         /* successful SUBSCRIBEs so far */
 
     /* ---- configuration (set before the loop sees the consumer) ---- */
     int sub_type;

@@ -24,9 +24,17 @@ typedef struct seek_op {
     pulsarc_msgid_t last;      /* GET_LAST_MESSAGE_ID result */
     pulsarc_msgid_t mark;      /* its mark-delete position, when sent */
     int has_mark;
+    uint64_t subscribes;       /* the consumer's subscribe count when SEEK went out */
 } seek_op_t;
 
 static void reset_local_state(pulsarc_consumer_t *c, seek_op_t *op) {
+    if (c->subscribes != op->subscribes) {
+        /* The broker's re-subscribe at the new position already happened (its
+         * close can overtake the SEEK reply): what is queued now is valid. */
+        if (!c->durable && !op->by_time)
+            c->has_start = 1;
+        return;
+    }
     pc_redelivery_clear(&c->redelivery);
     pc_ack_forget_batches(&c->acks);
     pc_consumer_drop_queued(c); /* permits are recomputed by the re-subscribe the broker forces */
@@ -61,6 +69,7 @@ static void do_seek(void *arg) {
         return;
     }
     pc_ack_flush(&c->acks);
+    op->subscribes = c->subscribes;
     Pulsar__Proto__CommandSeek sk = PULSAR__PROTO__COMMAND_SEEK__INIT;
     Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
     sk.consumer_id = c->id;

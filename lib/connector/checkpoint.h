@@ -1,0 +1,40 @@
+/* The source's checkpoint blob: encode and decode, no I/O. */
+#ifndef PC_CONNECTOR_CHECKPOINT_H
+#define PC_CONNECTOR_CHECKPOINT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pulsarc/source.h"
+
+#define PC_CKPT_MAGIC "PCSC"
+#define PC_CKPT_VERSION 1
+
+/* One split as a checkpoint stores it. */
+typedef struct pc_ckpt_split {
+    char *topic;              /* full base name (no -partition-N), owned */
+    int32_t partition;        /* -1 for a non-partitioned topic */
+    int has_last;             /* last_emitted is meaningful */
+    int finished;             /* the split reached its bound */
+    pulsarc_msgid_t last;     /* last emitted id, batch index and size kept */
+    int has_floor;            /* nothing emitted yet, but a message-id start cursor */
+    int floor_inclusive;      /* ... keeps its own id (inclusive start) */
+    pulsarc_msgid_t floor;    /* ... drops every message before it */
+    pulsarc_stop_cursor_t stop; /* the bound, LATEST already resolved to an id */
+} pc_ckpt_split_t;
+
+typedef struct pc_ckpt {
+    size_t n;
+    pc_ckpt_split_t *splits;  /* n entries, owned */
+} pc_ckpt_t;
+
+/* Encodes ck into a malloc'd buffer (*out, *len). */
+pulsarc_err_t pc_ckpt_encode(const pc_ckpt_t *ck, uint8_t **out, size_t *len);
+/*
+ * Decodes buf into *ck (owned by the caller: pc_ckpt_free). Bad magic,
+ * unknown version or truncation → PULSARC_ERR_MALFORMED; a CRC mismatch →
+ * PULSARC_ERR_CHECKSUM; errstr says which and where.
+ */
+pulsarc_err_t pc_ckpt_decode(const void *buf, size_t len, pc_ckpt_t *ck, char *errstr,
+                             size_t errlen);
+void pc_ckpt_free(pc_ckpt_t *ck);
+#endif
