@@ -647,6 +647,70 @@ PULSARC_API pulsarc_err_t pulsarc_reader_close(pulsarc_reader_t *reader);
 PULSARC_API void pulsarc_reader_destroy(pulsarc_reader_t *reader);
 /**@}*/
 
+/* ======================================================================== */
+/** @name Transactions
+ *
+ * Messages sent and acknowledgements made in a transaction take effect
+ * together at commit, or not at all. Needs "enableTransaction"=true on the
+ * client and a broker with its transaction coordinator on. Consumers see
+ * only committed messages. The first send to each partition and the first
+ * ack on each subscription in a transaction register it with the
+ * coordinator (one blocking round trip each).
+ */
+/**@{*/
+typedef struct pulsarc_txn_s pulsarc_txn_t;
+
+/**
+ * Opens a transaction. The broker aborts it if it is still open timeout_ms
+ * after this call (<= 0: 60000). Blocks; on success *txnp is owned by the
+ * caller (pulsarc_txn_destroy).
+ */
+PULSARC_API pulsarc_err_t pulsarc_txn_new(pulsarc_client_t *client, int timeout_ms,
+                                          pulsarc_txn_t **txnp, char *errstr, size_t errlen);
+/**
+ * Waits for the transaction's pending sends and acks, then commits. If any
+ * of them failed it aborts instead and returns PULSARC_ERR_STATE. A
+ * transaction the broker already ended (timed out) gives
+ * PULSARC_ERR_BROKER_INVALID_TXN_STATUS or _TXN_NOT_FOUND. Other errors
+ * (timeouts, lost connections) leave it open: retry, or abort.
+ */
+PULSARC_API pulsarc_err_t pulsarc_txn_commit(pulsarc_txn_t *txn, char *errstr, size_t errlen);
+/** Waits for pending sends and acks, then aborts: none of them takes effect. */
+PULSARC_API pulsarc_err_t pulsarc_txn_abort(pulsarc_txn_t *txn, char *errstr, size_t errlen);
+/** Aborts the transaction if it is still open, then frees the handle. NULL is a no-op. */
+PULSARC_API void pulsarc_txn_destroy(pulsarc_txn_t *txn);
+/** The transaction id (most = the coordinator's number). */
+PULSARC_API pulsarc_err_t pulsarc_txn_id(const pulsarc_txn_t *txn, uint64_t *most,
+                                         uint64_t *least);
+/**
+ * Like pulsarc_producer_send, inside txn (borrowed): the message becomes
+ * visible at commit. Transactional messages are never batched with others.
+ * PULSARC_ERR_STATE when txn is no longer open.
+ */
+PULSARC_API pulsarc_err_t pulsarc_producer_send_txn(pulsarc_producer_t *producer,
+                                                    pulsarc_txn_t *txn,
+                                                    const pulsarc_msg_t *msg,
+                                                    pulsarc_msgid_t *id);
+/** Like pulsarc_producer_send_async, inside txn (borrowed until cb has run). */
+PULSARC_API pulsarc_err_t pulsarc_producer_send_async_txn(pulsarc_producer_t *producer,
+                                                          pulsarc_txn_t *txn,
+                                                          pulsarc_msg_t *msg,
+                                                          pulsarc_send_cb cb, void *opaque);
+/**
+ * Acknowledges id inside txn: it takes effect at commit; after an abort the
+ * message is delivered again. Waits for the broker's answer:
+ * PULSARC_ERR_BROKER_TXN_CONFLICT when another transaction holds (or the
+ * subscription already has) the acknowledgement.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_ack_id_txn(pulsarc_consumer_t *consumer,
+                                                      pulsarc_txn_t *txn,
+                                                      const pulsarc_msgid_t *id);
+/** Cumulative form (Exclusive and Failover subscriptions only, else PULSARC_ERR_STATE). */
+PULSARC_API pulsarc_err_t pulsarc_consumer_ack_cumulative_id_txn(pulsarc_consumer_t *consumer,
+                                                                 pulsarc_txn_t *txn,
+                                                                 const pulsarc_msgid_t *id);
+/**@}*/
+
 #ifdef __cplusplus
 }
 #endif

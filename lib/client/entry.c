@@ -14,6 +14,7 @@
 
 #include "client/metadata.h"
 #include "client/producer_int.h"
+#include "client/txn.h"
 #include "core/err.h"
 
 static uint64_t wall_ms(void) {
@@ -41,6 +42,14 @@ static void base_md(const pulsarc_producer_t *p, Pulsar__Proto__MessageMetadata 
     md->producer_name = (char *)p->name;
     md->sequence_id = (uint64_t)seq;
     md->publish_time = wall_ms();
+}
+
+/* Transactional messages are never batched, so only single entries carry it. */
+static void txn_md(Pulsar__Proto__MessageMetadata *md, const send_item_t *it) {
+    if (!it->txn)
+        return;
+    md->has_txnid_most_bits = md->has_txnid_least_bits = 1;
+    pc_txn_ids(it->txn, &md->txnid_most_bits, &md->txnid_least_bits);
 }
 
 /* Points *data at the bytes to send: the input, or its compressed form in z. */
@@ -74,6 +83,10 @@ pulsarc_err_t pc_entry_frame(pulsarc_producer_t *p, send_op_t *op,
     send.has_highest_sequence_id = op->highest_seq > op->seq;
     send.highest_sequence_id = (uint64_t)op->highest_seq;
     send.has_is_chunk = send.is_chunk = is_chunk != 0;
+    send.has_txnid_most_bits = md->has_txnid_most_bits; /* the broker reads both places */
+    send.txnid_most_bits = md->txnid_most_bits;
+    send.has_txnid_least_bits = md->has_txnid_least_bits;
+    send.txnid_least_bits = md->txnid_least_bits;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
     cmd.send = &send;
@@ -122,6 +135,7 @@ pulsarc_err_t pc_entry_single(pulsarc_producer_t *p, send_item_t *it, send_op_t 
     size_t len;
     pulsarc_err_t err = pc_md_fill_user(&md, &st, it->msg);
     base_md(p, &md, it->seq);
+    txn_md(&md, it);
     if (!err)
         err = compress(p, &md, it->msg->data, it->msg->len, &z, &data, &len);
     if (err)

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "client/producer_int.h"
+#include "client/txn.h"
 #include "core/err.h"
 #include "net/conn.h"
 
@@ -153,6 +154,8 @@ void pc_producer_complete_item(pulsarc_producer_t *p, send_item_t *it, pulsarc_e
     } else if (it->owns_msg) {
         pulsarc_msg_destroy(it->msg);
     }
+    if (it->txn) /* after the outcome is out: a commit waiting on it may now proceed */
+        pc_txn_op_end(it->txn, err);
     free(it);
 }
 
@@ -323,7 +326,9 @@ static void do_enqueue(void *arg) {
         pc_producer_complete_item(p, it, PULSARC_ERR_CLOSED, "producer is closed", NULL);
     } else {
         assign_seq(p, it);
-        if (p->batching && pc_batcher_accepts(&p->batcher, it->msg)) {
+        /* A batch is one entry, so all of it would share one transaction:
+         * transactional messages go alone instead. */
+        if (p->batching && !it->txn && pc_batcher_accepts(&p->batcher, it->msg)) {
             add_to_batch(p, it);
         } else {
             pc_producer_flush_batches(p); /* keeps sequence ids in order on the wire */
@@ -486,6 +491,7 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     cp.producer_access_mode = (Pulsar__Proto__ProducerAccessMode)p->access_mode;
     cp.has_topic_epoch = p->has_topic_epoch;
     cp.topic_epoch = p->topic_epoch;
+    cp.has_txn_enabled = cp.txn_enabled = pc_conf_int(p->client->conf, PC_PROP_ENABLE_TRANSACTION) != 0;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
     cmd.producer = &cp;
@@ -802,7 +808,10 @@ static void unreserve(pulsarc_producer_t *p, send_item_t *it) {
 }
 
 pulsarc_err_t pc_producer_submit(pulsarc_producer_t *p, send_item_t *it) {
-    pulsarc_err_t err = acquire_slot(p);
+    /* The coordinator must know the partition before its first message lands. */
+    pulsarc_err_t err = it->txn ? pc_txn_add_partition(it->txn, p->topic.full, NULL, 0) : PULSARC_OK;
+    if (!err)
+        err = acquire_slot(p);
     if (err)
         return err;
     it->mem = (int64_t)it->msg->len;
@@ -827,8 +836,20 @@ static pulsarc_err_t submit_any(pulsarc_producer_t *p, send_item_t *it) {
     return p->nparts ? pc_partitioned_submit(p, it) : pc_producer_submit(p, it);
 }
 
-pulsarc_err_t pulsarc_producer_send(pulsarc_producer_t *p, const pulsarc_msg_t *msg,
-                                    pulsarc_msgid_t *id) {
+/* Queues it, inside txn when set; on failure the item is not consumed. */
+static pulsarc_err_t submit_in(pulsarc_producer_t *p, pulsarc_txn_t *txn, send_item_t *it) {
+    pulsarc_err_t err = txn ? pc_txn_op_begin(txn) : PULSARC_OK;
+    if (err)
+        return err;
+    it->txn = txn;
+    err = submit_any(p, it);
+    if (err && txn)
+        pc_txn_op_end(txn, err);
+    return err;
+}
+
+static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const pulsarc_msg_t *msg,
+                               pulsarc_msgid_t *id) {
     if (!p || !msg)
         return PULSARC_ERR_INVALID_ARG;
     pulsarc_msg_t copy = *msg; /* the loop writes the assigned sequence id here */
@@ -840,7 +861,7 @@ pulsarc_err_t pulsarc_producer_send(pulsarc_producer_t *p, const pulsarc_msg_t *
     it->msg = &copy;
     it->waiter = &w;
     it->id_out = id;
-    pulsarc_err_t err = submit_any(p, it);
+    pulsarc_err_t err = submit_in(p, txn, it);
     if (err)
         free(it);
     else
@@ -849,8 +870,18 @@ pulsarc_err_t pulsarc_producer_send(pulsarc_producer_t *p, const pulsarc_msg_t *
     return err;
 }
 
-pulsarc_err_t pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_msg_t *msg,
-                                          pulsarc_send_cb cb, void *opaque) {
+pulsarc_err_t pulsarc_producer_send(pulsarc_producer_t *p, const pulsarc_msg_t *msg,
+                                    pulsarc_msgid_t *id) {
+    return send_sync(p, NULL, msg, id);
+}
+
+pulsarc_err_t pulsarc_producer_send_txn(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                        const pulsarc_msg_t *msg, pulsarc_msgid_t *id) {
+    return txn ? send_sync(p, txn, msg, id) : PULSARC_ERR_INVALID_ARG;
+}
+
+static pulsarc_err_t send_async(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsarc_msg_t *msg,
+                                pulsarc_send_cb cb, void *opaque) {
     if (!msg)
         return PULSARC_ERR_INVALID_ARG;
     send_item_t *it = p ? calloc(1, sizeof *it) : NULL;
@@ -860,7 +891,7 @@ pulsarc_err_t pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_msg_t *
         it->owns_msg = 1;
         it->cb = cb;
         it->opaque = opaque;
-        err = submit_any(p, it);
+        err = submit_in(p, txn, it);
     }
     if (err) { /* the callback still runs exactly once, here */
         free(it);
@@ -869,6 +900,22 @@ pulsarc_err_t pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_msg_t *
         pulsarc_msg_destroy(msg);
     }
     return err;
+}
+
+pulsarc_err_t pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_msg_t *msg,
+                                          pulsarc_send_cb cb, void *opaque) {
+    return send_async(p, NULL, msg, cb, opaque);
+}
+
+pulsarc_err_t pulsarc_producer_send_async_txn(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                              pulsarc_msg_t *msg, pulsarc_send_cb cb,
+                                              void *opaque) {
+    if (txn)
+        return send_async(p, txn, msg, cb, opaque);
+    if (cb && msg) /* the callback still runs exactly once */
+        cb(p, PULSARC_ERR_INVALID_ARG, NULL, msg, opaque);
+    pulsarc_msg_destroy(msg);
+    return PULSARC_ERR_INVALID_ARG;
 }
 
 static void do_flush(void *arg) {

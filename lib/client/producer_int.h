@@ -31,6 +31,7 @@ typedef struct send_item {
     int64_t seq;
     int64_t queued_ms;         /* monotonic, for the timeout and latency */
     int64_t mem;               /* bytes reserved in the client memory limit */
+    struct pulsarc_txn_s *txn; /* sent in this transaction (one pc_txn_op_begin), or NULL */
 } send_item_t;
 
 typedef struct send_op {

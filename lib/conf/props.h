@@ -87,6 +87,8 @@
       "Partitioned topics: the per-partition limit is min(maxPendingMessages, this / partitions).")\
     X(MEMORY_LIMIT_BYTES, "memoryLimitBytes", CLIENT, INT, "67108864", 0, INT64_MAX, NULL,    \
       "Payload bytes all producers of the client may hold pending. 0: no limit.")             \
+    X(ENABLE_TRANSACTION, "enableTransaction", CLIENT, BOOL, "false", 0, 1, NULL,             \
+      "Allow transactions (pulsarc_txn_new); producers then register as transactional.")     \
     X(SUBSCRIPTION_TYPE, "subscriptionType", CONSUMER, ENUM, "Exclusive", 0, 0,                \
       "Exclusive|Shared|Failover|Key_Shared", "Subscription type.")                          \
     X(SUBSCRIPTION_INITIAL_POSITION, "subscriptionInitialPosition", CONSUMER, ENUM, "Latest",  \
