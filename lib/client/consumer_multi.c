@@ -318,8 +318,10 @@ void pc_multi_release_children(pulsarc_consumer_t *p) {
     p->nchildren = 0;
     pthread_mutex_unlock(&p->lock);
     pc_consumer_drop_queued(p);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        pc_dlq_close(kids[i]); /* their letter-topic producers are ours to close */
         pc_consumer_unref(kids[i]);
+    }
     free(kids);
 }
 

@@ -91,6 +91,9 @@ struct pc_conn {
     struct addrinfo *addrs, *next_addr;
     pc_timer_t connect_timer;
     pc_timer_t keepalive_timer;
+    pc_timer_t fail_timer;   /* a write failed: close on the next loop turn */
+    int write_failed;
+    int fail_eof;
     int waiting_pong;
     int got_traffic;
     pc_buf_t rbuf, wbuf;
@@ -177,6 +180,10 @@ void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
     pc_conn_ref(c);
     pc_timer_stop(c->loop, &c->connect_timer);
     pc_timer_stop(c->loop, &c->keepalive_timer);
+    if (pc_timer_active(&c->fail_timer)) { /* closed by someone else first */
+        pc_timer_stop(c->loop, &c->fail_timer);
+        pc_conn_unref(c);
+    }
     if (c->fd >= 0) {
         pc_io_del(c->loop, &c->io);
         pc_tx_free(c->tx); /* before close(): TLS may send close_notify */
@@ -211,7 +218,29 @@ static void update_interest(pc_conn_t *c) {
     pc_io_mod(c->loop, &c->io, EPOLLIN | (out ? EPOLLOUT : 0));
 }
 
+/* Closing inside a send would free the connection under its caller (who may
+ * go on sending): a write failure only marks, and the close runs next turn. */
+static void on_write_failed(void *arg) {
+    pc_conn_t *c = arg;
+    if (c->fail_eof)
+        closef(c, PULSARC_ERR_DISCONNECTED, "%s closed the connection%s", NULL);
+    else
+        close_tx_error(c);
+    pc_conn_unref(c);
+}
+
+static void write_failed(pc_conn_t *c, int eof) {
+    if (c->write_failed)
+        return;
+    c->write_failed = 1;
+    c->fail_eof = eof;
+    pc_conn_ref(c); /* held by the timer */
+    pc_timer_start(c->loop, &c->fail_timer, 0);
+}
+
 static void flush_out(pc_conn_t *c) {
+    if (c->write_failed)
+        return;
     while (c->wbuf.len > 0) {
         size_t n = 0;
         pc_tx_status_t st = pc_tx_write(c->tx, c->wbuf.data, c->wbuf.len, &n);
@@ -221,10 +250,7 @@ static void flush_out(pc_conn_t *c) {
         }
         if (st == PC_TX_AGAIN)
             break; /* EPOLLIN is always on; EPOLLOUT while wbuf is not empty */
-        if (st == PC_TX_EOF)
-            closef(c, PULSARC_ERR_DISCONNECTED, "%s closed the connection%s", NULL);
-        else
-            close_tx_error(c);
+        write_failed(c, st == PC_TX_EOF);
         return;
     }
     update_interest(c);
@@ -592,9 +618,31 @@ static void dispatch_attached(pc_conn_t *c, attached_t *list, uint64_t id, const
         a->h->on_frame(a->obj, c, f);
 }
 
+/* PULSARC_DEBUG=frames traces every command received (names and ids only:
+ * never payloads or credentials). Read once. */
+static int trace_frames(void) {
+    static int on = -1;
+    if (on < 0) {
+        const char *d = getenv("PULSARC_DEBUG");
+        on = d && strstr(d, "frames") != NULL;
+    }
+    return on;
+}
+
+static void trace(const pc_conn_t *c, const pc_cmd_t *cmd) {
+    uint64_t id = 0;
+    if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__ACTIVE_CONSUMER_CHANGE)
+        id = cmd->active_consumer_change->consumer_id * 10 + (cmd->active_consumer_change->is_active != 0);
+    else if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS)
+        id = cmd->success->request_id;
+    fprintf(stderr, "pulsarc: %s <- %s (%llu)\n", c->peer, pc_cmd_name(cmd->type), (unsigned long long)id);
+}
+
 static void dispatch(pc_conn_t *c, const pc_frame_t *f) {
     const pc_cmd_t *cmd = f->cmd;
     uint64_t id;
+    if (trace_frames())
+        trace(c, cmd);
     c->got_traffic = 1;
     c->waiting_pong = 0;
     if (c->state == ST_HANDSHAKE && cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR) {
@@ -844,6 +892,7 @@ pc_conn_t *pc_conn_new(pc_loop_t *loop, const pc_conn_opts_t *opts, const char *
     pc_buf_init(&c->wbuf, 0);
     pc_timer_init(&c->connect_timer, connect_timeout, c);
     pc_timer_init(&c->keepalive_timer, keepalive_tick, c);
+    pc_timer_init(&c->fail_timer, on_write_failed, c);
     if (opts->connect_timeout_ms > 0)
         pc_timer_start(loop, &c->connect_timer, opts->connect_timeout_ms);
     pc_conn_ref(c); /* held by the resolver until on_resolved */

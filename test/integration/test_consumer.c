@@ -120,6 +120,7 @@ END_TEST
 typedef struct events {
     pthread_mutex_t lock;
     int active, inactive, eot;
+    int last; /* 1 active, 0 inactive, -1 nothing yet */
 } events_t;
 
 static void on_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev, void *opaque) {
@@ -129,7 +130,16 @@ static void on_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev, void *o
     e->active += ev == PULSARC_CONSUMER_ACTIVE;
     e->inactive += ev == PULSARC_CONSUMER_INACTIVE;
     e->eot += ev == PULSARC_CONSUMER_END_OF_TOPIC;
+    if (ev != PULSARC_CONSUMER_END_OF_TOPIC)
+        e->last = ev == PULSARC_CONSUMER_ACTIVE;
     pthread_mutex_unlock(&e->lock);
+}
+
+static int last_state(events_t *e) {
+    pthread_mutex_lock(&e->lock);
+    int v = e->last;
+    pthread_mutex_unlock(&e->lock);
+    return v;
 }
 
 static pulsarc_consumer_t *failover_consumer(pulsarc_client_t *c, const char *topic, const char *name,
@@ -158,26 +168,42 @@ static int wait_count(events_t *e, int *field, int want) {
     return *field;
 }
 
+/* Waits until the broker has told both consumers their role; returns the active one's index. */
+static int wait_roles(events_t *ev) {
+    for (int i = 0; i < 400; i++) {
+        int a = last_state(&ev[0]), b = last_state(&ev[1]);
+        if (a >= 0 && b >= 0 && a != b)
+            return a ? 0 : 1;
+        usleep(50000);
+    }
+    return -1;
+}
+
 START_TEST(test_failover_switches_active_consumer) {
     pulsarc_client_t *c = pct_client();
     const char *topic = pct_topic("failover");
-    events_t ea = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0}, eb = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
-    pulsarc_consumer_t *a = failover_consumer(c, topic, "a-first", &ea);
-    pulsarc_consumer_t *b = failover_consumer(c, topic, "b-second", &eb);
-    ck_assert_int_ge(wait_count(&ea, &ea.active, 1), 1);
-    ck_assert_int_ge(wait_count(&eb, &eb.inactive, 1), 1);
+    events_t ev[2] = {{PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, -1}, {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, -1}};
+    pulsarc_consumer_t *cons[2];
+    cons[0] = failover_consumer(c, topic, "a-first", &ev[0]);
+    cons[1] = failover_consumer(c, topic, "b-second", &ev[1]);
+    /* The broker picks the active one (not necessarily by name for a plain topic). */
+    int act = wait_roles(ev);
+    ck_assert_msg(act >= 0, "no active/inactive roles reported (a=%d b=%d)", last_state(&ev[0]),
+                  last_state(&ev[1]));
+    int standby = 1 - act;
     pulsarc_producer_t *p = producer(c, topic);
     send_range(p, 0, 10, 0, NULL);
     for (int i = 0; i < 10; i++)
-        ck_assert_int_eq(recv_index(a, 5000, 1), i);
-    ck_assert_int_eq(recv_index(b, 500, 1), -1); /* the standby gets nothing */
-    pulsarc_consumer_destroy(a);                 /* fail over */
-    ck_assert_int_ge(wait_count(&eb, &eb.active, 1), 1);
+        ck_assert_int_eq(recv_index(cons[act], 5000, 1), i);
+    ck_assert_int_eq(recv_index(cons[standby], 500, 1), -1); /* the standby gets nothing */
+    int before = ev[standby].active;
+    pulsarc_consumer_destroy(cons[act]); /* fail over */
+    ck_assert_int_gt(wait_count(&ev[standby], &ev[standby].active, before + 1), before);
     send_range(p, 10, 20, 0, NULL);
     for (int i = 10; i < 20; i++)
-        ck_assert_int_eq(recv_index(b, 5000, 1), i);
+        ck_assert_int_eq(recv_index(cons[standby], 5000, 1), i);
     pulsarc_producer_destroy(p);
-    pulsarc_consumer_destroy(b);
+    pulsarc_consumer_destroy(cons[standby]);
     pulsarc_client_destroy(c);
 }
 END_TEST
@@ -585,7 +611,7 @@ END_TEST
 START_TEST(test_end_of_topic) {
     pulsarc_client_t *c = pct_client();
     const char *topic = pct_topic("terminate");
-    events_t ev = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+    events_t ev = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, -1};
     pulsarc_conf_t *conf = pct_conf(NULL);
     pulsarc_conf_set_consumer_event_listener(conf, on_event, &ev);
     pulsarc_consumer_t *cons = NULL;
