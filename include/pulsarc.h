@@ -679,6 +679,16 @@ PULSARC_API pulsarc_err_t pulsarc_txn_commit(pulsarc_txn_t *txn, char *errstr, s
 PULSARC_API pulsarc_err_t pulsarc_txn_abort(pulsarc_txn_t *txn, char *errstr, size_t errlen);
 /** Aborts the transaction if it is still open, then frees the handle. NULL is a no-op. */
 PULSARC_API void pulsarc_txn_destroy(pulsarc_txn_t *txn);
+/**
+ * A handle on a transaction known only by its id (e.g. kept in a
+ * checkpoint), to commit or abort it; sends cannot join it through this
+ * handle's earlier history. Owned by the caller (destroy or release).
+ */
+PULSARC_API pulsarc_err_t pulsarc_txn_resume(pulsarc_client_t *client, uint64_t most,
+                                             uint64_t least, pulsarc_txn_t **txnp,
+                                             char *errstr, size_t errlen);
+/** Frees the handle but leaves the transaction open on the broker (to resume later). */
+PULSARC_API void pulsarc_txn_release(pulsarc_txn_t *txn);
 /** The transaction id (most = the coordinator's number). */
 PULSARC_API pulsarc_err_t pulsarc_txn_id(const pulsarc_txn_t *txn, uint64_t *most,
                                          uint64_t *least);

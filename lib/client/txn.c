@@ -126,6 +126,26 @@ pulsarc_err_t pulsarc_txn_new(pulsarc_client_t *c, int timeout_ms, pulsarc_txn_t
     return PULSARC_OK;
 }
 
+pulsarc_err_t pulsarc_txn_resume(pulsarc_client_t *c, uint64_t most, uint64_t least,
+                                 pulsarc_txn_t **txnp, char *e, size_t el) {
+    if (!c || !txnp)
+        return pc_seterr(e, el, PULSARC_ERR_INVALID_ARG, "client and txnp are required");
+    *txnp = NULL;
+    pc_tc_t *tc = NULL;
+    pulsarc_err_t err = check_enabled(c, e, el);
+    if (!err)
+        err = pc_tc_get(c, &tc, e, el);
+    if (err)
+        return err;
+    pulsarc_txn_t *t = txn_alloc(tc, most, least); /* the coordinator knows whether it lives */
+    if (!t) {
+        pc_tc_unref(tc);
+        return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
+    }
+    *txnp = t;
+    return PULSARC_OK;
+}
+
 /* ---------- operations joining the transaction ---------- */
 
 pulsarc_err_t pc_txn_op_begin(pulsarc_txn_t *t) {
@@ -305,6 +325,11 @@ pulsarc_err_t pulsarc_txn_abort(pulsarc_txn_t *t, char *e, size_t el) {
     if (!t)
         return pc_seterr(e, el, PULSARC_ERR_INVALID_ARG, "txn is NULL");
     return end_txn(t, 0, e, el);
+}
+
+void pulsarc_txn_release(pulsarc_txn_t *t) {
+    if (t)
+        txn_unref(t); /* the transaction itself stays open on the broker */
 }
 
 void pulsarc_txn_destroy(pulsarc_txn_t *t) {

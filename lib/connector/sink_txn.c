@@ -54,7 +54,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/txn_coord.h"
 #include "connector/sink_int.h"
 #include "core/err.h"
 
@@ -75,13 +74,12 @@ struct pc_sink_txn {
  */
 static pulsarc_err_t end_by_id(pulsarc_sink_t *sk, uint64_t most, uint64_t least, int commit,
                                char *errstr, size_t errlen) {
-    pc_tc_t *tc = NULL;
-    pulsarc_err_t err = pc_tc_get(sk->client, &tc, errstr, errlen);
+    pulsarc_txn_t *t = NULL;
+    pulsarc_err_t err = pulsarc_txn_resume(sk->client, most, least, &t, errstr, errlen);
     if (err)
         return err;
-    pc_tc_req_t req = {.kind = PC_TC_END_TXN, .most = most, .least = least, .commit = commit};
-    err = pc_tc_call(tc, &req, errstr, errlen);
-    pc_tc_unref(tc);
+    err = commit ? pulsarc_txn_commit(t, errstr, errlen) : pulsarc_txn_abort(t, errstr, errlen);
+    pulsarc_txn_release(t); /* ended (or to be retried): never abort behind the caller's back */
     return err;
 }
 
