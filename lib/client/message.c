@@ -7,6 +7,7 @@
  */
 #include "client/message.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,6 +57,8 @@ void pulsarc_msg_destroy(pulsarc_msg_t *m) {
 }
 
 pulsarc_err_t pc_msg_copy_payload(pulsarc_msg_t *m, const void *data, size_t len) {
+    if (len > INT32_MAX) /* no Pulsar message (even chunked: int32 totals) can carry it */
+        return PULSARC_ERR_MSG_TOO_BIG;
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy)
         return PULSARC_ERR_NOMEM;
@@ -73,9 +76,13 @@ pulsarc_err_t pulsarc_msg_set_payload(pulsarc_msg_t *m, const void *data, size_t
         return PULSARC_ERR_STATE; /* received messages are read-only views */
     if (!m || (!data && len))
         return PULSARC_ERR_INVALID_ARG;
-    if (flags & ~(PULSARC_MSG_F_COPY | PULSARC_MSG_F_FREE | PULSARC_MSG_F_BORROW) ||
-        ((flags & PULSARC_MSG_F_FREE) && (flags & PULSARC_MSG_F_BORROW)))
+    /* Unknown flags, or two ownership rules at once, are a caller's mistake. */
+    int owner_flags = !!(flags & PULSARC_MSG_F_COPY) + !!(flags & PULSARC_MSG_F_FREE) +
+                      !!(flags & PULSARC_MSG_F_BORROW);
+    if (flags & ~(PULSARC_MSG_F_COPY | PULSARC_MSG_F_FREE | PULSARC_MSG_F_BORROW) || owner_flags > 1)
         return PULSARC_ERR_INVALID_ARG;
+    if (len > INT32_MAX)
+        return PULSARC_ERR_MSG_TOO_BIG;
     if (!(flags & (PULSARC_MSG_F_FREE | PULSARC_MSG_F_BORROW)))
         return pc_msg_copy_payload(m, data, len);
     free_payload(m);
