@@ -31,4 +31,6 @@ done
 echo
 [ ${#bad_bins[@]} -gt 0 ] && echo "failing: ${bad_bins[*]}"
 echo "tests: $passed passed, $failed failed"
+# Callers that run several suites (.ci/run) collect the counts here.
+if [ -n "${PULSARC_TEST_TOTALS:-}" ]; then echo "$passed $failed" >> "$PULSARC_TEST_TOTALS"; fi
 [ "$failed" = 0 ] && [ ${#bad_bins[@]} = 0 ]

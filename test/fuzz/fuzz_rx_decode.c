@@ -83,7 +83,7 @@ static size_t one_record(const uint8_t *d, size_t left, pc_chunks_t *ch) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!pool)
-        pool = pc_rxpool_new("persistent://public/default/fuzz", (size_t)64 << 20);
+        pool = pc_rxpool_new("persistent://public/default/fuzz", (size_t)64 << 20, 1000);
     pc_chunks_t ch;
     memset(&ch, 0, sizeof ch);
     ch.max_pending = 4;
