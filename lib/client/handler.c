@@ -24,6 +24,7 @@ void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_clien
     h->created_once = 0;
     h->epoch = 0;
     h->is_partial = NULL;
+    h->conn_flags = 0;
     pc_backoff_init(&h->backoff, pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
                     pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS));
     pc_timer_init(&h->reconnect_timer, (pc_loop_fn)h_connect, h);
@@ -89,7 +90,8 @@ static void on_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *m
 static void on_lookup(void *arg, pulsarc_err_t err, const char *msg, const pc_broker_addr_t *a) {
     pc_handler_t *h = arg;
     if (h->state == PC_H_CONNECTING && !err) {
-        pc_pool_get(h->client->pool, a->host, a->port, a->proxied ? a->proxy_to : NULL, on_conn, h);
+        pc_pool_get_ex(h->client->pool, a->host, a->port, a->proxied ? a->proxy_to : NULL,
+                       h->conn_flags, on_conn, h);
         return;
     }
     if (h->state == PC_H_CONNECTING)

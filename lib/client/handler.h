@@ -49,6 +49,7 @@ struct pc_handler {
      * pc_handler_created again with the final reply for the same request id.
      */
     int (*is_partial)(const pc_frame_t *reply);
+    int conn_flags;          /* PC_CONN_F_*: what kind of pooled connection to use */
 };
 
 /* Any thread, before the loop sees it. */

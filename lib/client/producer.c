@@ -699,7 +699,10 @@ pulsarc_err_t pc_producer_alloc(pulsarc_client_t *c, const char *name, const pul
         return err;
     }
     pc_handler_init(&p->h, &producer_ops, c, p->topic.full);
-    p->h.is_partial = h_is_partial;
+    if (p->access_mode == 2) { /* WaitForExclusive: its own kind of connection */
+        p->h.is_partial = h_is_partial;
+        p->h.conn_flags = PC_CONN_F_PARTIAL_PRODUCER;
+    }
     *pp = p;
     return PULSARC_OK;
 }

@@ -398,14 +398,13 @@ static void send_connect(pc_conn_t *c) {
     ff.has_supports_broker_entry_metadata = 1;
     ff.supports_broker_entry_metadata = 1;
     /*
-     * supports_partial_producer stays off: with it on, the 4.0 broker also
-     * answered producer_ready=false to Shared producers re-connecting during
-     * a topic unload and never sent the final reply, stalling them (seen in
-     * test_producer_reconnect). The partial-reply path below is kept for
-     * when WaitForExclusive is enabled again.
+     * supports_partial_producer only on connections kept for WaitForExclusive
+     * producers: with it on, the 4.0 broker also answered producer_ready=false
+     * to Shared producers re-connecting during a topic unload and never sent
+     * the final reply, stalling them (seen in test_producer_reconnect).
      */
     ff.has_supports_partial_producer = 1;
-    ff.supports_partial_producer = 0;
+    ff.supports_partial_producer = c->opts.partial_producer;
     conn.feature_flags = &ff;
     if (c->opts.auth) {
         conn.auth_method_name = (char *)c->opts.auth->method;

@@ -17,6 +17,7 @@ typedef struct pc_conn_opts {
     const char *client_version;
     struct pc_auth *auth;     /* NULL: no authentication. Owned by the client */
     struct pc_tls_ctx *tls;   /* NULL: plain TCP. Owned by the client */
+    int partial_producer;     /* advertise supports_partial_producer (WaitForExclusive) */
 } pc_conn_opts_t;
 
 /*

@@ -44,6 +44,13 @@ static void on_conn_closed(void *arg, pc_conn_t *c) {
     }
 }
 
+static pc_conn_t *conn_new_flagged(pc_pool_t *p, const char *host, uint16_t port,
+                                   const char *proxy_to, int flags) {
+    pc_conn_opts_t o = p->opts;
+    o.partial_producer = (flags & PC_CONN_F_PARTIAL_PRODUCER) != 0;
+    return pc_conn_new(p->loop, &o, host, port, proxy_to);
+}
+
 static entry_t *find(pc_pool_t *p, const char *key) {
     for (entry_t *e = p->entries; e; e = e->next)
         if (strcmp(e->key, key) == 0 && !pc_conn_is_closed(e->conn))
@@ -53,12 +60,17 @@ static entry_t *find(pc_pool_t *p, const char *key) {
 
 void pc_pool_get(pc_pool_t *p, const char *host, uint16_t port, const char *proxy_to,
                  pc_conn_ready_cb cb, void *arg) {
+    pc_pool_get_ex(p, host, port, proxy_to, 0, cb, arg);
+}
+
+void pc_pool_get_ex(pc_pool_t *p, const char *host, uint16_t port, const char *proxy_to, int flags,
+                    pc_conn_ready_cb cb, void *arg) {
     char key[600];
-    snprintf(key, sizeof key, "%s:%u|%s", host, port, proxy_to ? proxy_to : "");
+    snprintf(key, sizeof key, "%s:%u|%s|%d", host, port, proxy_to ? proxy_to : "", flags);
     entry_t *e = find(p, key);
     if (!e) {
         e = calloc(1, sizeof *e);
-        pc_conn_t *c = e ? pc_conn_new(p->loop, &p->opts, host, port, proxy_to) : NULL;
+        pc_conn_t *c = e ? conn_new_flagged(p, host, port, proxy_to, flags) : NULL;
         if (!c) {
             free(e);
             cb(arg, NULL, PULSARC_ERR_NOMEM, "out of memory");

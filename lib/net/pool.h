@@ -14,6 +14,10 @@ pc_pool_t *pc_pool_new(pc_loop_t *loop, const pc_conn_opts_t *opts);
  */
 void pc_pool_get(pc_pool_t *p, const char *host, uint16_t port, const char *proxy_to,
                  pc_conn_ready_cb cb, void *arg);
+/* Connections that advertise supports_partial_producer, kept apart from the rest. */
+#define PC_CONN_F_PARTIAL_PRODUCER 1
+void pc_pool_get_ex(pc_pool_t *p, const char *host, uint16_t port, const char *proxy_to, int flags,
+                    pc_conn_ready_cb cb, void *arg);
 /* Closes every connection (their users are notified). */
 void pc_pool_close_all(pc_pool_t *p, pulsarc_err_t why, const char *reason);
 void pc_pool_free(pc_pool_t *p);

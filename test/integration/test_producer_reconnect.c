@@ -211,9 +211,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_dedup_drops_old_sequence_ids);
     tcase_add_test(t, test_exclusive_refuses_second_producer);
     tcase_add_test(t, test_exclusive_with_fencing);
-    /* WaitForExclusive needs supports_partial_producer, off for now (see conn.c). */
-    if (getenv("PULSARC_TEST_WAIT_FOR_EXCLUSIVE"))
-        tcase_add_test(t, test_wait_for_exclusive);
+    tcase_add_test(t, test_wait_for_exclusive);
     suite_add_tcase(s, t);
     return s;
 }
