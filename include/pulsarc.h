@@ -223,6 +223,16 @@ PULSARC_API int pulsarc_msgid_compare(const pulsarc_msgid_t *a, const pulsarc_ms
  */
 PULSARC_API pulsarc_err_t pulsarc_msgid_format(const pulsarc_msgid_t *id, char *buf,
                                                size_t len);
+/**
+ * Binary form: a serialised MessageIdData, as the Java client's
+ * MessageId.toByteArray(). *len is buf's size in, the bytes needed out
+ * (PULSARC_ERR_INVALID_ARG when too small; 64 bytes always suffice).
+ */
+PULSARC_API pulsarc_err_t pulsarc_msgid_serialize(const pulsarc_msgid_t *id, void *buf,
+                                                  size_t *len);
+/** Reads the binary form; PULSARC_ERR_MALFORMED when the bytes do not parse. */
+PULSARC_API pulsarc_err_t pulsarc_msgid_deserialize(const void *buf, size_t len,
+                                                    pulsarc_msgid_t *out);
 /** Parses 2 to 4 ':'-separated integers; missing parts default to -1. */
 PULSARC_API pulsarc_err_t pulsarc_msgid_parse(const char *text, pulsarc_msgid_t *out);
 /**@}*/
