@@ -53,6 +53,33 @@ int pct_admin(const char *method, const char *path, const char *body) {
     return (int)code;
 }
 
+static pulsarc_admin_t *pct_admin_client(void) {
+    pulsarc_conf_t *conf = pulsarc_conf_new();
+    pulsarc_conf_set(conf, "webServiceUrl", pct_admin_url(), NULL, 0);
+    pulsarc_admin_t *a = NULL;
+    char err[256];
+    ck_assert_msg(pulsarc_admin_new(conf, &a, err, sizeof err) == PULSARC_OK, "admin: %s", err);
+    pulsarc_conf_destroy(conf);
+    return a;
+}
+
+void pct_create_partitioned(const char *topic, int partitions) {
+    pulsarc_admin_t *a = pct_admin_client();
+    char err[256];
+    pulsarc_err_t e = pulsarc_admin_create_partitioned_topic(a, topic, partitions, err, sizeof err);
+    ck_assert_msg(e == PULSARC_OK, "create %s with %d partitions: %s", topic, partitions, err);
+    pulsarc_admin_destroy(a);
+}
+
+void pct_create_dedup_namespace(const char *ns) {
+    pulsarc_admin_t *a = pct_admin_client();
+    char err[256];
+    ck_assert_msg(pulsarc_admin_create_namespace(a, ns, err, sizeof err) == PULSARC_OK, "namespace %s: %s", ns, err);
+    ck_assert_msg(pulsarc_admin_namespace_set_deduplication(a, ns, 1, err, sizeof err) == PULSARC_OK,
+                  "dedup on %s: %s", ns, err);
+    pulsarc_admin_destroy(a);
+}
+
 pulsarc_conf_t *pct_conf(const char *const *kv) {
     pulsarc_conf_t *conf = pulsarc_conf_new();
     char err[256];

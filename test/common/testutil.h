@@ -24,6 +24,9 @@ const char *pct_admin_url(void);
 const char *pct_topic(const char *prefix);
 /* HTTP to the admin API; returns the status code (or -1). body may be NULL. */
 int pct_admin(const char *method, const char *path, const char *body);
+/* Set-up through the project's own admin client (pulsarc_admin_*): fail the test on error. */
+void pct_create_partitioned(const char *topic, int partitions);
+void pct_create_dedup_namespace(const char *ns);
 /* A client on the test broker; fails the test if it cannot be created. */
 pulsarc_client_t *pct_client(void);
 /* A client with extra key=value settings (NULL-terminated pairs). */

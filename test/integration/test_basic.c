@@ -30,10 +30,7 @@ END_TEST
 
 START_TEST(test_partitions_of_three_partition_topic) {
     const char *topic = pct_topic("part3");
-    char path[512];
-    snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/partitions", topic);
-    int code = pct_admin("PUT", path, "3");
-    ck_assert_msg(code == 204 || code == 200, "create partitioned topic: HTTP %d", code);
+    pct_create_partitioned(topic, 3); /* through the project's admin client */
     pulsarc_client_t *c = pct_client();
     char err[256];
     int n = -1;

@@ -34,6 +34,10 @@ static void send_n(pulsarc_client_t *c, const char *topic, const char *tag, int 
 }
 
 static void make_partitioned(const char *topic, int n, const char *method) {
+    if (strcmp(method, "PUT") == 0) { /* creation: through the project's admin client */
+        pct_create_partitioned(topic, n);
+        return;
+    }
     char path[512], body[16];
     snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/partitions", topic);
     snprintf(body, sizeof body, "%d", n);

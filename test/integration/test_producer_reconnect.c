@@ -14,13 +14,7 @@
 static const char *dedup_namespace(void) {
     static char ns[128];
     snprintf(ns, sizeof ns, "public/dedup-%d-%ld", (int)getpid(), (long)time(NULL));
-    char path[256];
-    snprintf(path, sizeof path, "/admin/v2/namespaces/%s", ns);
-    int code = pct_admin("PUT", path, "{}");
-    ck_assert_msg(code == 204 || code == 200, "create namespace: HTTP %d", code);
-    snprintf(path, sizeof path, "/admin/v2/namespaces/%s/deduplication", ns);
-    code = pct_admin("POST", path, "true");
-    ck_assert_msg(code == 204 || code == 200, "enable dedup: HTTP %d", code);
+    pct_create_dedup_namespace(ns); /* through the project's admin client */
     return ns;
 }
 
