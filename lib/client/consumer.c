@@ -30,6 +30,8 @@ void pc_consumer_unref(pulsarc_consumer_t *c) {
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
     pc_multi_free(c);
+    free(c->ackq);
+    free(c->ackq_spare);
     pc_chunks_free(&c->chunks);
     pc_dlq_free(c);
     pc_consumer_clear_queue_locked(c);

@@ -207,14 +207,18 @@ static void count(pulsarc_consumer_t *c, int kind) {
     pthread_mutex_unlock(&c->lock);
 }
 
+static void ack_one(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
+    pc_redelivery_acked(&c->redelivery, id);
+    if (!each_chunk(c, id, OP_ACK))
+        pc_ack_individual(&c->acks, id);
+}
+
 static void do_ack_op(void *arg) {
     ack_op_t *a = arg;
     pulsarc_consumer_t *c = a->c;
     c->ack_waiter = a->waiter;
     if (a->kind == OP_ACK) {
-        pc_redelivery_acked(&c->redelivery, &a->id);
-        if (!each_chunk(c, &a->id, OP_ACK))
-            pc_ack_individual(&c->acks, &a->id);
+        ack_one(c, &a->id);
     } else if (a->kind == OP_CUMULATIVE) {
         pc_ack_cumulative(&c->acks, &a->id);
     } else if (a->kind == OP_NACK) {
@@ -232,7 +236,49 @@ static void do_ack_op(void *arg) {
     free(a);
 }
 
+/* io thread: takes the queued acks (swapping buffers) and applies them. */
+static void do_ack_drain(void *arg) {
+    pulsarc_consumer_t *c = arg;
+    pthread_mutex_lock(&c->lock);
+    pulsarc_msgid_t *ids = c->ackq;
+    size_t n = c->nackq, cap = c->capackq;
+    c->ackq = c->ackq_spare;
+    c->capackq = c->capspare;
+    c->ackq_spare = ids;
+    c->capspare = cap;
+    c->nackq = 0;
+    c->ackq_posted = 0;
+    pthread_mutex_unlock(&c->lock);
+    for (size_t i = 0; i < n; i++) /* ids is ours until the next drain swaps it back */
+        ack_one(c, &ids[i]);
+    pc_consumer_unref(c);
+}
+
+static pulsarc_err_t queue_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
+    pthread_mutex_lock(&c->lock);
+    if (c->nackq == c->capackq) {
+        size_t cap = c->capackq ? c->capackq * 2 : 256;
+        pulsarc_msgid_t *q = realloc(c->ackq, cap * sizeof *q);
+        if (!q) {
+            pthread_mutex_unlock(&c->lock);
+            return PULSARC_ERR_NOMEM;
+        }
+        c->ackq = q;
+        c->capackq = cap;
+    }
+    c->ackq[c->nackq++] = *id;
+    c->stats.acked++;
+    int post = !c->ackq_posted;
+    c->ackq_posted = 1;
+    pthread_mutex_unlock(&c->lock);
+    if (post && pc_consumer_post(c, do_ack_drain, c) != PULSARC_OK)
+        return PULSARC_ERR_CLOSED;
+    return PULSARC_OK;
+}
+
 static pulsarc_err_t submit_one(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id) {
+    if (kind == OP_ACK && !c->receipts)
+        return queue_ack(c, id); /* the common case: no allocation, one post per burst */
     ack_op_t *a = calloc(1, sizeof *a);
     if (!a)
         return PULSARC_ERR_NOMEM;

@@ -89,6 +89,11 @@ struct pulsarc_consumer_s {
     int closing, closed, close_posted;
     int end_of_topic;
     int connected;
+    /* Plain acks queue here and go to the io thread in one post per burst;
+     * two buffers swap, so steady-state acking allocates nothing. */
+    pulsarc_msgid_t *ackq, *ackq_spare;
+    size_t nackq, capackq, capspare;
+    int ackq_posted;
     pulsarc_msgid_t last_dequeued; /* readers restart after it */
     int has_dequeued;
     pulsarc_consumer_stats_t stats;
