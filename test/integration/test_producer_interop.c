@@ -133,7 +133,7 @@ START_TEST(test_pulsarc_reads_java) {
     char names[11][256], args[6000];
     topic_names("interop-j", names);
     int n = snprintf(args, sizeof args, "produce %s %d", pct_service_url(), N_INTEROP);
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 11; i++) /* the 11th is one chunked message */
         n += snprintf(args + n, sizeof args - (size_t)n, " %s", names[i]);
     ck_assert_int_eq(run_java(args), 0);
     pulsarc_client_t *c = pct_client();
@@ -149,6 +149,15 @@ START_TEST(test_pulsarc_reads_java) {
         expect_no_more(cons);
         pulsarc_consumer_destroy(cons);
     }
+    pulsarc_consumer_t *cons = make_consumer(c, names[10], "Exclusive"); /* Java's chunks */
+    pulsarc_msg_t *m = NULL;
+    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 30000), PULSARC_OK);
+    uint8_t *want = large_pattern();
+    ck_assert_uint_eq(pulsarc_msg_len(m), LARGE);
+    ck_assert_msg(memcmp(pulsarc_msg_payload(m), want, LARGE) == 0, "Java's chunked message differs");
+    free(want);
+    pulsarc_msg_destroy(m);
+    pulsarc_consumer_destroy(cons);
     pulsarc_client_destroy(c);
 }
 END_TEST

@@ -81,6 +81,14 @@ public class Interop {
     }
 
     static void produce(PulsarClient client, String topic, int n) throws Exception {
+        if (topic.contains("chunk")) { /* one large message, chunked by the Java client */
+            try (Producer<byte[]> p = client.newProducer().topic(topic).enableBatching(false)
+                    .enableChunking(true).compressionType(CompressionType.LZ4).create()) {
+                p.send(large());
+                System.out.println("produced " + topic + ": 1 chunked");
+            }
+            return;
+        }
         boolean batch = topic.contains("-batch");
         try (Producer<byte[]> p = client.newProducer().topic(topic).compressionType(codecOf(topic))
                 .enableBatching(batch).batchingMaxMessages(25)
