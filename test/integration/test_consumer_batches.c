@@ -145,6 +145,36 @@ START_TEST(test_key_shared_out_of_order_lets_newcomer_start) {
 }
 END_TEST
 
+/* Shared: the broker serves the lower priority level first while it has permits. */
+START_TEST(test_shared_priority_levels) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("priority");
+    const char *hi[] = {"subscriptionType", "Shared", "priorityLevel", "0", NULL};
+    const char *lo[] = {"subscriptionType", "Shared", "priorityLevel", "1", NULL};
+    pulsarc_consumer_t *a = sub(c, topic, "prio", hi);
+    pulsarc_consumer_t *b = sub(c, topic, "prio", lo);
+    pulsarc_producer_t *p = batch_producer(c, topic, 0);
+    send_async(p, 0, 50, 0);
+    int ga = 0, gb = 0;
+    pulsarc_msg_t *m;
+    while (pulsarc_consumer_receive(a, &m, 1500) == PULSARC_OK && ++ga)
+        pulsarc_consumer_ack(a, m), pulsarc_msg_destroy(m);
+    while (pulsarc_consumer_receive(b, &m, 500) == PULSARC_OK && ++gb)
+        pulsarc_consumer_ack(b, m), pulsarc_msg_destroy(m);
+    printf("priority: level 0 got %d, level 1 got %d\n", ga, gb);
+    ck_assert_int_eq(ga, 50);
+    ck_assert_int_eq(gb, 0);
+    pulsarc_consumer_destroy(a); /* now the lower level is served */
+    send_async(p, 50, 60, 0);
+    while (pulsarc_consumer_receive(b, &m, 3000) == PULSARC_OK && ++gb)
+        pulsarc_consumer_ack(b, m), pulsarc_msg_destroy(m);
+    ck_assert_int_eq(gb, 10);
+    pulsarc_producer_destroy(p);
+    pulsarc_consumer_destroy(b);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *batches_suite(void) {
     Suite *s = suite_create("live-consumer-batches");
     TCase *tc = tcase_create("batches");
@@ -152,6 +182,7 @@ static Suite *batches_suite(void) {
     tcase_add_test(tc, test_batch_index_ack_acks_single_messages);
     tcase_add_test(tc, test_partial_batch_ack_held_back_by_default);
     tcase_add_test(tc, test_key_shared_out_of_order_lets_newcomer_start);
+    tcase_add_test(tc, test_shared_priority_levels);
     suite_add_tcase(s, tc);
     return s;
 }
