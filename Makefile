@@ -7,6 +7,7 @@
 # make unit      unit tests only (no broker)
 # make asan      unit + live tests built with ASan/UBSan
 # make valgrind  unit tests under valgrind
+# make tsan      unit tests + test_basic, test_consumer under ThreadSanitizer
 # make install PREFIX=/usr/local
 #
 # Build options: WITH_TLS=0 (no OpenSSL), WITH_CURL=0 (no libcurl),
@@ -214,6 +215,20 @@ asan:
 	$(MAKE) BUILD=build-asan OPT='-O1 -g -fno-omit-frame-pointer' \
 	  SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' unit live
 
+# ThreadSanitizer: unit tests, then test_basic and test_consumer on a broker,
+# in build-tsan. A race makes the test program exit non-zero (TSan's
+# exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
+TSAN_LIVE := test_basic test_consumer
+.PHONY: tsan tsan-run
+tsan:
+	$(MAKE) BUILD=build-tsan OPT='-O1 -g -fno-omit-frame-pointer' SAN='-fsanitize=thread' tsan-run
+
+tsan-run: $(UNIT_BINS) $(addprefix $(BUILD)/test/integration/,$(TSAN_LIVE))
+	@export TSAN_OPTIONS="$${TSAN_OPTIONS:-second_deadlock_stack=1}"; st=0; \
+	  bash test/run-tests.sh $(UNIT_BINS) || st=1; \
+	  $(BROKER) bash test/run-tests.sh $(addprefix $(BUILD)/test/integration/,$(TSAN_LIVE)) || st=1; \
+	  exit $$st
+
 valgrind: $(UNIT_BINS)
 	@VALGRIND=1 bash test/run-tests.sh $(UNIT_BINS)
 
@@ -235,3 +250,12 @@ clean:
 
 # Benchmarks: make bench (build/bench/*), make bench-run (bench/run.sh)
 -include bench/Makefile.inc
+
+# Code size (bench/size.sh): full and minimal (build-min) library, static example.
+.PHONY: size bench-compare
+size:
+	@BUILD=$(BUILD) bash bench/size.sh
+
+# pulsarc beside PyPI's pulsar-client on the replay server (bench/compare.sh).
+bench-compare:
+	@BUILD=$(BUILD) bash bench/compare.sh

@@ -44,7 +44,7 @@ err() { cat "$work/$1.err"; }
 # --- help ------------------------------------------------------------------
 run help "$CLI" --help
 check "--help exits 0" test "$rc" = 0
-for v in produce consume read perf admin; do
+for v in produce consume read perf admin table; do
     check "--help lists $v" grep -q "^  $v " "$work/help.out"
 done
 check "--help documents the precedence" grep -q "environment: PULSAR_SERVICE_URL" "$work/help.out"
@@ -206,5 +206,60 @@ else
         bash -c "[[ $rc == 1 ]] && grep -q 'NOT_FOUND' '$work/a11.err'"
     usage_error "admin flag that does not apply" "unknown flag '--force'" admin topics create x --force
 fi
+
+# --- table: SQL table options through a sink and a source ----------------------
+T6=$(topic tbl)
+# service-url comes from $PULSAR_SERVICE_URL (the usual precedence), the rest from --option.
+topts=(-O connector=pulsar -O "topics=$T6" -O value.format=json -O key.format=json -O key.fields=id)
+tcols=(--column id:INT --column name:STRING --column score:DOUBLE --column ok:BOOLEAN)
+for i in 1 2 3 4 5; do
+    printf '{"id":%d,"name":"row-%d","score":%d.5,"ok":%s}\n' "$i" "$i" "$i" "$([[ $((i % 2)) == 1 ]] && echo true || echo false)"
+done >"$work/rows.json"
+run tw "$CLI" table write "${topts[@]}" "${tcols[@]}" <"$work/rows.json"
+check "table write exits 0" test "$rc" = 0
+check "table write reports 5 rows" grep -q "5 row(s) written" "$work/tw.err"
+run tkey "$CLI" read "$T6" -m earliest -n 1 -o json
+check "key.fields become the message key (base64 of {\"id\":1})" grep -qF '"key":"eyJpZCI6MX0="' "$work/tkey.out"
+check "the value holds the non-key columns only" \
+    grep -qF '"payload":"{\"name\":\"row-1\",\"score\":1.5,\"ok\":true}"' "$work/tkey.out"
+run tr timeout 60 "$CLI" table read "${topts[@]}" "${tcols[@]}" -O source.stop.at-message-id=latest \
+    -O source.subscription-name=cli-tbl-sub --metadata topic
+check "table read with source.stop.at-message-id=latest ends by itself (exit 0)" test "$rc" = 0
+sed -E "s/\\}\$/,\"topic\":\"persistent:\\/\\/public\\/default\\/$T6\"}/" "$work/rows.json" >"$work/rows.want"
+check "table read gives the 5 rows back, with the topic metadata column" diff "$work/rows.want" "$work/tr.out"
+check "table read reports 5 rows" grep -q "5 row(s) read" "$work/tr.err"
+run tc "$CLI" table read "${topts[@]}" "${tcols[@]}" -O source.subscription-name=cli-tbl-sub2 --count 2 --timeout 30
+check "table read --count 2 stops after 2 rows" \
+    bash -c "[[ $rc == 0 ]] && diff <(head -2 '$work/rows.json') '$work/tc.out' >/dev/null"
+run tpt "$CLI" table read "${topts[@]}" "${tcols[@]}" -O source.stop.at-message-id=latest \
+    -O source.subscription-name=cli-tbl-sub3 --metadata publish_time --metadata message_id --timeout 30
+check "publish_time and message_id metadata columns are printed" \
+    test "$(grep -cE '"publish_time":[0-9]{13},"message_id":"[A-Za-z0-9+/=]+"\}$' "$work/tpt.out")" = 5
+T7=$(topic tblraw)
+printf 'plain one\nplain "two"\n' >"$work/rows.raw"
+run trw "$CLI" table write -O connector=pulsar -O "topics=$T7" -O value.format=raw <"$work/rows.raw"
+run trr "$CLI" table read -O connector=pulsar -O "topics=$T7" -O value.format=raw \
+    -O source.stop.at-message-id=latest --timeout 30
+check "raw format with the default value column round-trips" \
+    diff <(printf '{"value":"plain one"}\n{"value":"plain \\"two\\""}\n') "$work/trr.out"
+T8=$(topic tblev)
+echo '{"id":7,"name":"e","event_time":1700000000123}' >"$work/ev.json"
+run tev "$CLI" table write -O connector=pulsar -O "topics=$T8" -O value.format=json \
+    --column id:INT --column name:STRING --metadata event_time <"$work/ev.json"
+run tevr "$CLI" read "$T8" -m earliest -n 1 -o json
+check "a writable event_time metadata column sets the event time" \
+    bash -c "[[ $rc == 0 ]] && grep -q '\"event_time\":1700000000123' '$work/tevr.out'"
+echo 'not json' >"$work/bad.json"
+run tbad "$CLI" table write "${topts[@]}" "${tcols[@]}" <"$work/bad.json"
+check "a malformed input line is a runtime error naming stdin:1" \
+    bash -c "[[ $rc == 1 ]] && grep -q 'stdin:1: json' '$work/tbad.err' && grep -q '0 row(s) written' '$work/tbad.err'"
+usage_error "table: key.fields without key.format is refused (exit 2)" \
+    "The option 'key.fields' can only be declared if a key format is defined using 'key.format'." \
+    table write -O connector=pulsar -O "topics=$T6" -O value.format=json -O key.fields=id --column id:INT
+usage_error "table: two stop options are refused (exit 2)" "Only one of" \
+    table read -O connector=pulsar -O "topics=$T6" -O value.format=json \
+    -O source.stop.at-message-id=latest -O source.stop.at-publish-time=1
+usage_error "table: a malformed --option" "--option 'topics': expected KEY=VALUE" \
+    table read -O topics
 
 finish
