@@ -243,7 +243,7 @@ install: lib
 	install -m 644 $(PCFILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan
 
 -include $(patsubst %.o,%.d,$(LIB_OBJS))
 .SECONDARY:

@@ -23,6 +23,7 @@ void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_clien
     h->conn = h->creating = NULL;
     h->created_once = 0;
     h->epoch = 0;
+    h->lost_in_create = 0;
     h->is_partial = NULL;
     h->conn_flags = 0;
     pc_backoff_init(&h->backoff, pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
@@ -62,6 +63,10 @@ void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const
         if (err == PULSARC_ERR_TIMEOUT) /* the protocol asks for a close before a retry */
             h->ops->send_close(h, conn);
         create_failed(h, err, msg);
+    } else if (h->lost_in_create) {
+        /* A topic unload can close us between the broker's create and its reply. */
+        h->ops->send_close(h, conn);
+        create_failed(h, PULSARC_ERR_DISCONNECTED, "closed by the broker while being created");
     } else {
         h->conn = conn;
         h->state = PC_H_READY;
@@ -78,6 +83,7 @@ static void on_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *m
     if (h->state == PC_H_CONNECTING && !err) {
         pc_conn_ref(conn);
         h->creating = conn;
+        h->lost_in_create = 0;
         h->epoch++;
         h->ops->send_create(h, conn); /* pc_handler_created drops our reference */
         return;
@@ -116,6 +122,8 @@ void pc_handler_lost(pc_handler_t *h) {
     h->conn = NULL;
     if (h->state == PC_H_READY)
         schedule_reconnect(h, pc_backoff_next(&h->backoff));
+    else if (h->state == PC_H_CONNECTING && h->creating)
+        h->lost_in_create = 1; /* pc_handler_created retries instead */
 }
 
 pc_conn_t *pc_handler_stop(pc_handler_t *h) {

@@ -40,6 +40,7 @@ struct pc_handler {
     int created_once;
     int64_t create_deadline;
     uint64_t epoch;          /* bumped on every create attempt */
+    int lost_in_create;      /* the broker closed us before answering the create */
     pc_backoff_t backoff;
     pc_timer_t reconnect_timer;
     /*
@@ -59,7 +60,11 @@ void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_clien
 void pc_handler_start(pc_handler_t *h);
 /* Loop thread: the reply callback to pass to pc_conn_request in send_create. */
 void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg);
-/* Loop thread: the connection dropped or the broker closed us; reconnect later. */
+/*
+ * Loop thread: the connection dropped or the broker closed us; reconnect
+ * later. While a create is in flight this is remembered, and a success
+ * that follows is undone and retried rather than trusted.
+ */
 void pc_handler_lost(pc_handler_t *h);
 /*
  * Loop thread: stop reconnecting; returns the attached connection (now

@@ -362,9 +362,14 @@ static void handle_receipt(pulsarc_producer_t *p, pc_conn_t *conn,
     arm_send_timer(p);
 }
 
+static void detach(pulsarc_producer_t *p) {
+    if (p->attached)
+        pc_conn_detach_producer(p->attached, p->id);
+    p->attached = NULL;
+}
+
 static void lose_connection(pulsarc_producer_t *p) {
-    if (p->h.conn)
-        pc_conn_detach_producer(p->h.conn, p->id);
+    detach(p);
     pc_handler_lost(&p->h);
 }
 
@@ -417,7 +422,8 @@ static void on_conn_closed(void *obj, pc_conn_t *conn, pulsarc_err_t why) {
     pulsarc_producer_t *p = obj;
     (void)conn;
     (void)why;
-    pc_handler_lost(&p->h); /* the connection already forgot us */
+    p->attached = NULL; /* the connection already forgot us */
+    pc_handler_lost(&p->h);
 }
 
 static const pc_conn_handler_t producer_handler = {on_frame, on_conn_closed};
@@ -437,6 +443,7 @@ static int is_final_for_producer(pulsarc_err_t err) {
 
 static void h_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
     pulsarc_producer_t *p = P_OF(h);
+    detach(p);
     if (p->creating)
         finish_create(p, err, msg);
     else
@@ -464,7 +471,6 @@ static void adopt_success(pulsarc_producer_t *p, const Pulsar__Proto__CommandPro
 static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pulsarc_producer_t *p = P_OF(h);
     adopt_success(p, reply->cmd->producer_success);
-    pc_conn_attach_producer(conn, p->id, &producer_handler, p);
     for (send_op_t *op = p->head; op; op = op->next)
         pc_conn_send_raw(conn, op->frame.data, op->frame.len);
     finish_create(p, PULSARC_OK, NULL);
@@ -497,6 +503,10 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     cmd.producer = &cp;
     /* WaitForExclusive may wait indefinitely for its turn (protocol.md §4.2). */
     int timeout = p->access_mode == 2 ? 0 : p->client->op_timeout_ms;
+    /* Attach first, so a CLOSE_PRODUCER sent before the reply reaches us. */
+    detach(p);
+    pc_conn_attach_producer(conn, p->id, &producer_handler, p);
+    p->attached = conn;
     pc_conn_request(conn, &cmd, cp.request_id, timeout, pc_handler_created, h);
 }
 
@@ -538,7 +548,7 @@ static void on_close_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, co
     close_req_t *r = arg;
     pulsarc_producer_t *p = r->p;
     (void)err, (void)f, (void)msg; /* gone either way */
-    pc_conn_detach_producer(r->conn, p->id);
+    detach(p);
     pc_conn_unref(r->conn);
     free(r);
     p_fail_all(p, PULSARC_ERR_CLOSED, "producer closed");
@@ -572,8 +582,7 @@ static void do_close(void *arg) {
         pc_conn_request(conn, &cmd, cp.request_id, p->client->op_timeout_ms, on_close_reply, r);
         return; /* on_close_reply keeps the reference */
     }
-    if (conn)
-        pc_conn_detach_producer(conn, p->id);
+    detach(p); /* also from a connection still creating us */
     p_fail_all(p, PULSARC_ERR_CLOSED, "producer closed");
     mark_closed(p);
     pc_producer_unref(p);

@@ -91,6 +91,7 @@ struct pulsarc_producer_s {
     uint64_t id;
     /* io thread */
     pc_handler_t h;
+    pc_conn_t *attached;        /* connection our frames are routed from, or NULL */
     char name[256];
     int user_named;
     pc_timer_t send_timer;

@@ -6,9 +6,23 @@
 # running (PID file + live JVM), it is stopped first and a fresh one with
 # empty data is started. Anything else listening on the broker ports is an
 # error: this script never touches processes it did not start.
+#
+# --keep-data (or PULSARC_BROKER_KEEP_DATA=1): restart on the data of the
+# previous run instead: run/data (metadata, bookie journal and ledgers), the
+# logs and the secrets are kept (secrets are generated only if missing), so
+# clients and tests holding tokens or certificates keep working. For the
+# broker stop/start tests (test_broker_churn).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+keep_data="${PULSARC_BROKER_KEEP_DATA:-0}"
+for arg in "$@"; do
+    case "$arg" in
+        --keep-data) keep_data=1 ;;
+        *) die "unknown option: $arg (usage: start.sh [--keep-data])" ;;
+    esac
+done
 
 timeout_s="${PULSARC_BROKER_START_TIMEOUT:-180}"
 [[ "$timeout_s" =~ ^[0-9]+$ ]] || die "PULSARC_BROKER_START_TIMEOUT must be an integer"
@@ -31,12 +45,21 @@ for hp in "$BROKER_PORT" "$WEB_PORT" "$BOOKIE_PORT" "$BROKER_PORT_TLS" "$WEB_POR
     fi
 done
 
-# Fresh run directory: data, relative defaults and the merged config live here.
-rm -rf "$RUN_DIR" "$LOG_DIR" "$TMP_DIR"
-mkdir -p "$DATA_DIR" "$LOG_DIR" "$TMP_DIR"
-
-# Fresh TLS material and tokens on every start (0700 dir, 0600 files).
-"$BROKER_DIR/gen-secrets.sh" "$SECRETS_DIR"
+if [[ "$keep_data" == 1 ]]; then
+    # Restart: same data, logs appended, same secrets (made only if missing).
+    [[ -d "$DATA_DIR" ]] || log "--keep-data: no data in $DATA_DIR yet; starting empty"
+    rm -rf "$TMP_DIR"
+    mkdir -p "$DATA_DIR" "$LOG_DIR" "$TMP_DIR"
+    if [[ ! -s "$SECRETS_DIR/secret.key" || ! -s "$SECRETS_DIR/ca.pem" ]]; then
+        "$BROKER_DIR/gen-secrets.sh" "$SECRETS_DIR"
+    fi
+else
+    # Fresh run directory: data, relative defaults and the merged config live here.
+    rm -rf "$RUN_DIR" "$LOG_DIR" "$TMP_DIR"
+    mkdir -p "$DATA_DIR" "$LOG_DIR" "$TMP_DIR"
+    # Fresh TLS material and tokens on every start (0700 dir, 0600 files).
+    "$BROKER_DIR/gen-secrets.sh" "$SECRETS_DIR"
+fi
 
 conf="$RUN_DIR/standalone.conf"
 cat "$BROKER_DIR/standalone.conf" > "$conf"
