@@ -725,6 +725,15 @@ PULSARC_API pulsarc_err_t pulsarc_producer_send_async_txn(pulsarc_producer_t *pr
 PULSARC_API pulsarc_err_t pulsarc_consumer_ack_id_txn(pulsarc_consumer_t *consumer,
                                                       pulsarc_txn_t *txn,
                                                       const pulsarc_msgid_t *id);
+/**
+ * Individual acknowledgements of n ids (borrowed) inside txn, all sent
+ * before the first answer is awaited: one round trip for the lot, as
+ * Java's acknowledgeAsync(List, txn). Returns the first error; ids before
+ * a failed one may still have joined the transaction (abort to undo).
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_ack_ids_txn(pulsarc_consumer_t *consumer,
+                                                       pulsarc_txn_t *txn,
+                                                       const pulsarc_msgid_t *ids, size_t n);
 /** Cumulative form (Exclusive and Failover subscriptions only, else PULSARC_ERR_STATE). */
 PULSARC_API pulsarc_err_t pulsarc_consumer_ack_cumulative_id_txn(pulsarc_consumer_t *consumer,
                                                                  pulsarc_txn_t *txn,

@@ -10,13 +10,25 @@
  *  - pulsarc_source_fetch() hands out batches. A message counts as emitted
  *    once fetch returned it; pulsarc_source_checkpoint() then captures, per
  *    split, the last emitted id (with its batch index) and the stop bound.
- *  - A source restored from that blob resumes right after those ids and
- *    never emits one of them again (messages the broker redelivers at or
- *    before the checkpointed id are dropped).
+ *  - Exclusive / Failover: a source restored from that blob resumes right
+ *    after those ids and never emits one of them again (messages the
+ *    broker redelivers at or before the checkpointed id are dropped).
+ *    Shared / Key_Shared have no such position: a restore does not seek,
+ *    and whatever the subscription has not acknowledged is delivered
+ *    again (see transactions below for what that covers).
  *  - Positions reach the broker only through acknowledgements: after
  *    pulsarc_source_checkpoint_complete() (cumulative acks for Exclusive /
  *    Failover, individual acks of the checkpointed messages for Shared /
  *    Key_Shared), or on a timer with pulsar.source.enableAutoAcknowledgeMessage.
+ *  - Shared / Key_Shared with a client that has enableTransaction=true:
+ *    each checkpoint acknowledges what it covers inside one transaction
+ *    (all acks in flight together), named in the blob; completion commits
+ *    it. A source restored from a blob commits that blob's transactions
+ *    and aborts the one reserved for the epoch after it, so messages
+ *    emitted after the checkpoint are delivered again and those before it
+ *    never are — also after a crash between checkpoint and completion.
+ *    Without transactions such a crash redelivers the checkpoint's
+ *    messages (at-least-once).
  *
  * Threads: a source is driven by ONE application thread at a time (like a
  * Flink source reader); timers (auto-commit, partition discovery) run inside
@@ -127,6 +139,8 @@ PULSARC_API void pulsarc_source_conf_destroy(pulsarc_source_conf_t *conf);
  *  - "pulsar.source.allowKeySharedOutOfOrderDelivery" (false)
  *  - "pulsar.source.resetSubscriptionCursor" (false)
  *  - "pulsar.source.enableMetrics" (true)
+ *  - "pulsar.source.transactionTimeoutMillis" (10800000): lifetime of the
+ *    Shared / Key_Shared acknowledgement transactions
  *  - "pulsar.admin.adminUrl": admin API used to tell a new subscription
  *    from an existing one (default: $PULSAR_ADMIN_URL)
  * Unknown key → PULSARC_ERR_UNKNOWN_CONFIG; bad value → PULSARC_ERR_BAD_CONFIG.
@@ -155,8 +169,10 @@ typedef struct pulsarc_source_s pulsarc_source_t;
  * pulsarc_source_checkpoint(): its splits resume after their last emitted
  * ids and keep their stop bounds. A corrupt blob → PULSARC_ERR_CHECKSUM or
  * PULSARC_ERR_MALFORMED; with FAIL_ON_MISMATCH an unreadable checkpointed
- * position → PULSARC_ERR_NOT_FOUND naming the split. Blocks while the
- * splits subscribe. On success *out is owned by the caller.
+ * position → PULSARC_ERR_NOT_FOUND naming the split. A blob holding
+ * acknowledgement transactions needs a client with transactions
+ * (PULSARC_ERR_BAD_CONFIG otherwise); they are settled before the splits
+ * subscribe. Blocks while the splits subscribe. On success *out is owned by the caller.
  */
 PULSARC_API pulsarc_err_t pulsarc_source_new(pulsarc_client_t *client,
                                              const pulsarc_source_conf_t *conf,
@@ -178,6 +194,9 @@ PULSARC_API pulsarc_err_t pulsarc_source_fetch(pulsarc_source_t *src, pulsarc_ms
  * Snapshot of the positions as of now (everything fetch returned so far),
  * remembered under checkpoint_id for pulsarc_source_checkpoint_complete().
  * *blob (malloc'd, free with free()) is self-contained and versioned.
+ * Transactional Shared / Key_Shared: blocks for the acknowledgements (one
+ * round trip) and fails with their error, the messages staying pending
+ * for the next checkpoint.
  */
 PULSARC_API pulsarc_err_t pulsarc_source_checkpoint(pulsarc_source_t *src,
                                                     uint64_t checkpoint_id, void **blob,
@@ -185,7 +204,10 @@ PULSARC_API pulsarc_err_t pulsarc_source_checkpoint(pulsarc_source_t *src,
 /**
  * The checkpoint checkpoint_id is durable: acknowledges its positions and
  * forgets it and every older one. Ack failures are logged and retried at
- * the next completion (never fatal: acks only publish progress).
+ * the next completion (never fatal: acks only publish progress). With
+ * transactions, commits the acknowledgement transactions of checkpoint_id
+ * and of every older pending one, and returns the first commit error (the
+ * messages of a failed commit are delivered again, not lost).
  */
 PULSARC_API pulsarc_err_t pulsarc_source_checkpoint_complete(pulsarc_source_t *src,
                                                              uint64_t checkpoint_id);

@@ -450,28 +450,24 @@ static void do_txn_ack(void *arg) {
 }
 
 static pulsarc_err_t post_txn_ack(pulsarc_consumer_t *c, pulsarc_txn_t *t,
-                                  const pulsarc_msgid_t *id, int cumulative) {
+                                  const pulsarc_msgid_t *id, int cumulative, pc_waiter_t *w) {
     txn_ack_op_t *a = calloc(1, sizeof *a);
     if (!a)
         return PULSARC_ERR_NOMEM;
-    pc_waiter_t w;
-    pc_waiter_init(&w);
     a->c = c;
     a->id = *id;
     a->cumulative = cumulative;
-    a->waiter = &w;
+    a->waiter = w;
     pc_txn_ids(t, &a->most, &a->least);
     pulsarc_err_t err = pc_consumer_post(c, do_txn_ack, a);
     if (err)
         free(a);
-    else
-        err = pc_waiter_wait(&w, NULL, 0);
-    pc_waiter_destroy(&w);
     return err;
 }
 
-pulsarc_err_t pc_consumer_ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
-                                  const pulsarc_msgid_t *id, int cumulative) {
+/* Posts the ack of id in t without waiting; w learns the broker's answer. */
+static pulsarc_err_t start_txn_ack(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                   const pulsarc_msgid_t *id, int cumulative, pc_waiter_t *w) {
     pulsarc_err_t err = check_id(c, id);
     if (err)
         return err;
@@ -482,5 +478,40 @@ pulsarc_err_t pc_consumer_ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
         return PULSARC_ERR_INVALID_ARG;
     /* The coordinator must know the subscription before the ack reaches it. */
     err = pc_txn_add_subscription(t, target->topic.full, target->sub, NULL, 0);
-    return err ? err : post_txn_ack(target, t, id, cumulative);
+    return err ? err : post_txn_ack(target, t, id, cumulative, w);
+}
+
+pulsarc_err_t pc_consumer_ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                  const pulsarc_msgid_t *id, int cumulative) {
+    pc_waiter_t w;
+    pc_waiter_init(&w);
+    pulsarc_err_t err = start_txn_ack(c, t, id, cumulative, &w);
+    if (!err)
+        err = pc_waiter_wait(&w, NULL, 0);
+    pc_waiter_destroy(&w);
+    return err;
+}
+
+/* All n requests go out before the first answer is awaited: one round trip, not n. */
+pulsarc_err_t pc_consumer_ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                       const pulsarc_msgid_t *ids, size_t n) {
+    pc_waiter_t *w = calloc(n ? n : 1, sizeof *w);
+    if (!w)
+        return PULSARC_ERR_NOMEM;
+    pulsarc_err_t first = PULSARC_OK;
+    size_t posted = 0;
+    for (; posted < n && !first; posted++) {
+        pc_waiter_init(&w[posted]);
+        first = start_txn_ack(c, t, &ids[posted], 0, &w[posted]);
+    }
+    if (first) /* the failed one was never posted: nothing will answer it */
+        pc_waiter_destroy(&w[--posted]);
+    for (size_t i = 0; i < posted; i++) {
+        pulsarc_err_t err = pc_waiter_wait(&w[i], NULL, 0);
+        if (err && !first)
+            first = err;
+        pc_waiter_destroy(&w[i]);
+    }
+    free(w);
+    return first;
 }

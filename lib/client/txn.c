@@ -96,8 +96,12 @@ pulsarc_err_t pulsarc_txn_id(const pulsarc_txn_t *t, uint64_t *most, uint64_t *l
 
 /* ---------- creating ---------- */
 
+int pc_client_txn_enabled(const pulsarc_client_t *c) {
+    return c && pc_conf_int(c->conf, PC_PROP_ENABLE_TRANSACTION) != 0;
+}
+
 static pulsarc_err_t check_enabled(pulsarc_client_t *c, char *e, size_t el) {
-    if (!pc_conf_int(c->conf, PC_PROP_ENABLE_TRANSACTION))
+    if (!pc_client_txn_enabled(c))
         return pc_seterr(e, el, PULSARC_ERR_STATE,
                          "transactions are off for this client; set enableTransaction=true");
     return PULSARC_OK;
@@ -365,4 +369,16 @@ pulsarc_err_t pulsarc_consumer_ack_id_txn(pulsarc_consumer_t *c, pulsarc_txn_t *
 pulsarc_err_t pulsarc_consumer_ack_cumulative_id_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
                                                      const pulsarc_msgid_t *id) {
     return ack_txn(c, t, id, 1);
+}
+
+pulsarc_err_t pulsarc_consumer_ack_ids_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                           const pulsarc_msgid_t *ids, size_t n) {
+    if (!c || !t || (!ids && n))
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = n ? pc_txn_op_begin(t) : PULSARC_OK;
+    if (err || !n)
+        return err;
+    err = pc_consumer_ack_txn_many(c, t, ids, n);
+    pc_txn_op_end(t, err);
+    return err;
 }

@@ -10,6 +10,8 @@
  *              floor id: the same four fields,
  *              stop: u8 kind, i64 ledger, i64 entry, i32 batch index,
  *                    i32 batch size, u64 time
+ *   (version 2) u32 ntxns, per transaction: u64 most, u64 least,
+ *               u8 fate (1 = commit on restore, 0 = abort on restore)
  *   u32 CRC32C of every byte before it.
  * Everything a restore needs is inside (no Java serialization, no reference
  * to the configuration that produced it): the stop bound is stored
@@ -29,6 +31,7 @@
 #define CKPT_HEADER 12u
 #define CKPT_ID_BYTES 24u
 #define CKPT_SPLIT_FIXED (2u + 4u + 1u + 2u * CKPT_ID_BYTES + 1u + CKPT_ID_BYTES + 8u)
+#define CKPT_TXN_BYTES 17u
 #define CKPT_FLAG_LAST 1u
 #define CKPT_FLAG_FINISHED 2u
 #define CKPT_FLAG_FLOOR 4u
@@ -77,13 +80,15 @@ static size_t encoded_size(const pc_ckpt_t *ck) {
     size_t n = CKPT_HEADER + 4;
     for (size_t i = 0; i < ck->n; i++)
         n += CKPT_SPLIT_FIXED + strlen(ck->splits[i].topic);
-    return n;
+    return n + 4 + ck->ntxns * CKPT_TXN_BYTES;
 }
 
 pulsarc_err_t pc_ckpt_encode(const pc_ckpt_t *ck, uint8_t **out, size_t *len) {
     for (size_t i = 0; i < ck->n; i++)
         if (!ck->splits[i].topic || strlen(ck->splits[i].topic) > UINT16_MAX)
             return PULSARC_ERR_INVALID_ARG;
+    if (ck->ntxns > PC_CKPT_MAX_TXNS)
+        return PULSARC_ERR_INVALID_ARG;
     wbuf_t w = {malloc(encoded_size(ck)), 0};
     if (!w.p)
         return PULSARC_ERR_NOMEM;
@@ -94,6 +99,12 @@ pulsarc_err_t pc_ckpt_encode(const pc_ckpt_t *ck, uint8_t **out, size_t *len) {
     put_u(&w, ck->n, 4);
     for (size_t i = 0; i < ck->n; i++)
         put_split(&w, &ck->splits[i]);
+    put_u(&w, ck->ntxns, 4);
+    for (size_t i = 0; i < ck->ntxns; i++) {
+        put_u(&w, ck->txns[i].most, 8);
+        put_u(&w, ck->txns[i].least, 8);
+        put_u(&w, ck->txns[i].commit ? 1 : 0, 1);
+    }
     put_u(&w, pc_crc32c(0, w.p, w.len), 4);
     *out = w.p;
     *len = w.len;
@@ -122,16 +133,16 @@ static void get_id(rbuf_t *r, pulsarc_msgid_t *id) {
     id->batch_size = (int32_t)(uint32_t)get_u(r, 4);
 }
 
-static pulsarc_err_t check_frame(rbuf_t *r, char *errstr, size_t errlen) {
+static pulsarc_err_t check_frame(rbuf_t *r, unsigned *version, char *errstr, size_t errlen) {
     if (r->len < CKPT_HEADER + 4 || memcmp(r->p, PC_CKPT_MAGIC, 4) != 0)
         return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
                          "checkpoint: not a pulsarc source checkpoint (bad magic or too short)");
     r->off = 4;
-    unsigned version = (unsigned)get_u(r, 2);
-    if (version != PC_CKPT_VERSION)
+    *version = (unsigned)get_u(r, 2);
+    if (*version < 1 || *version > PC_CKPT_VERSION)
         return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
-                         "checkpoint: version %u is not supported (this library reads %u)",
-                         version, PC_CKPT_VERSION);
+                         "checkpoint: version %u is not supported (this library reads 1 to %u)",
+                         *version, PC_CKPT_VERSION);
     rbuf_t tail = {r->p, r->len, r->len - 4};
     uint32_t want = (uint32_t)get_u(&tail, 4), got = pc_crc32c(0, r->p, r->len - 4);
     if (want != got)
@@ -139,7 +150,7 @@ static pulsarc_err_t check_frame(rbuf_t *r, char *errstr, size_t errlen) {
                          "checkpoint: CRC32C mismatch (stored %08x, computed %08x): blob corrupt",
                          want, got);
     r->len -= 4; /* the CRC is not part of the body */
-    r->off += 2; /* flags, none defined in version 1 */
+    r->off += 2; /* flags, none defined yet */
     return PULSARC_OK;
 }
 
@@ -176,13 +187,38 @@ static pulsarc_err_t get_split(rbuf_t *r, size_t i, pc_ckpt_split_t *s, char *er
     return PULSARC_OK;
 }
 
+static pulsarc_err_t get_txns(rbuf_t *r, pc_ckpt_t *ck, char *errstr, size_t errlen) {
+    if (r->len - r->off < 4)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "checkpoint: transaction list truncated");
+    size_t n = (size_t)get_u(r, 4);
+    if (n > PC_CKPT_MAX_TXNS || n > (r->len - r->off) / CKPT_TXN_BYTES)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "checkpoint: %zu transactions cannot fit in the %zu bytes left", n,
+                         r->len - r->off);
+    if (n && !(ck->txns = calloc(n, sizeof *ck->txns)))
+        return PULSARC_ERR_NOMEM;
+    for (; ck->ntxns < n; ck->ntxns++) {
+        pc_ckpt_txn_t *t = &ck->txns[ck->ntxns];
+        t->most = get_u(r, 8);
+        t->least = get_u(r, 8);
+        unsigned fate = (unsigned)get_u(r, 1);
+        if (fate > 1)
+            return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                             "checkpoint: transaction %zu has an unknown fate %u", ck->ntxns, fate);
+        t->commit = (int)fate;
+    }
+    return PULSARC_OK;
+}
+
 pulsarc_err_t pc_ckpt_decode(const void *buf, size_t len, pc_ckpt_t *ck, char *errstr,
                              size_t errlen) {
     memset(ck, 0, sizeof *ck);
     rbuf_t r = {buf, len, 0};
+    unsigned version = 0;
     if (!buf)
         return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "checkpoint: no bytes");
-    pulsarc_err_t err = check_frame(&r, errstr, errlen);
+    pulsarc_err_t err = check_frame(&r, &version, errstr, errlen);
     if (err)
         return err;
     size_t n = (size_t)get_u(&r, 4);
@@ -194,6 +230,8 @@ pulsarc_err_t pc_ckpt_decode(const void *buf, size_t len, pc_ckpt_t *ck, char *e
         return PULSARC_ERR_NOMEM;
     for (size_t i = 0; i < n && !err; i++, ck->n++)
         err = get_split(&r, i, &ck->splits[i], errstr, errlen);
+    if (!err && version >= 2)
+        err = get_txns(&r, ck, errstr, errlen);
     if (!err && r.off != r.len)
         err = pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
                         "checkpoint: %zu trailing bytes", r.len - r.off);
@@ -207,7 +245,9 @@ void pc_ckpt_free(pc_ckpt_t *ck) {
         free(ck->splits[i].topic);
     if (ck) {
         free(ck->splits);
+        free(ck->txns);
         ck->splits = NULL;
-        ck->n = 0;
+        ck->txns = NULL;
+        ck->n = ck->ntxns = 0;
     }
 }

@@ -7,7 +7,8 @@
 #include "pulsarc/source.h"
 
 #define PC_CKPT_MAGIC "PCSC"
-#define PC_CKPT_VERSION 1
+#define PC_CKPT_VERSION 2 /* 2 added the transactions; 1 is still read */
+#define PC_CKPT_MAX_TXNS 1024
 
 /* One split as a checkpoint stores it. */
 typedef struct pc_ckpt_split {
@@ -22,9 +23,17 @@ typedef struct pc_ckpt_split {
     pulsarc_stop_cursor_t stop; /* the bound, LATEST already resolved to an id */
 } pc_ckpt_split_t;
 
+/* A Shared / Key_Shared acknowledgement transaction and what a restore does with it. */
+typedef struct pc_ckpt_txn {
+    uint64_t most, least;
+    int commit;               /* 1: holds acks this checkpoint covers; 0: reserved, abort */
+} pc_ckpt_txn_t;
+
 typedef struct pc_ckpt {
     size_t n;
     pc_ckpt_split_t *splits;  /* n entries, owned */
+    size_t ntxns;
+    pc_ckpt_txn_t *txns;      /* ntxns entries, owned (NULL when none) */
 } pc_ckpt_t;
 
 /* Encodes ck into a malloc'd buffer (*out, *len). */

@@ -275,7 +275,10 @@
       "Latest|Earliest", "subscriptionInitialPosition", CC_US, 0,                               \
       "Where a subscription the broker lacks starts.")                                          \
     X(SOURCE_TXN_TIMEOUT, "pulsar.source.transactionTimeoutMillis", INT, "10800000", 1,            \
-      CC_I64MAX, NULL, NULL, CC_US, CC_F_LEGACY | CC_F_NOOP, "v3.0 Shared-reader transactions.") \
+      CC_I64MAX, NULL, NULL, CC_US, CC_F_LEGACY,                                                \
+      "Lifetime of a Shared / Key_Shared source's acknowledgement transactions (one per "        \
+      "checkpoint, used when the client has enableTransaction); keep it above a few checkpoint " \
+      "intervals plus the restart time.")                                                        \
     X(SOURCE_SUBSCRIPTION_NAMESPACE, "pulsar.source.subscriptionNamespace", STR, NULL, 0, 0, NULL, \
       NULL, CC_US, CC_F_PULSARC,                                                                \
       "\"tenant/ns\" (or \"ns\") holding the source's own bookkeeping topics, like a reader "   \

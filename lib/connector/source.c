@@ -15,9 +15,10 @@
  * Commits. A checkpoint records each split's last emitted id (and, for
  * Shared / Key_Shared, how many emitted ids it covers) under its id.
  * Completion acknowledges them: cumulatively for Exclusive / Failover,
- * one by one for Shared / Key_Shared through src->shared_commit (the hook
- * where transactional acks go, see source_int.h), then forgets that
- * checkpoint and every older one. Ack errors are logged, not fatal: the
+ * one by one for Shared / Key_Shared — or, when the client has
+ * transactions, by committing the checkpoint's acknowledgement
+ * transaction (source_txn.c) — then forgets that checkpoint and every
+ * older one. Ack errors are logged, not fatal: the
  * next completion acknowledges a later position anyway (§4.1 "Better").
  * With pulsar.source.enableAutoAcknowledgeMessage the same commit of the
  * current positions runs every autoCommitCursorInterval from fetch.
@@ -124,6 +125,7 @@ static void pending_free(pc_pending_ckpt_t *p) {
     free(p->has_last);
     free(p->last);
     free(p->unacked_upto);
+    pc_source_txn_free(p->txn, 0); /* uncompleted: a restore from its checkpoint commits it */
     free(p);
 }
 
@@ -137,14 +139,13 @@ static void shift_unacked(pulsarc_source_t *src, size_t i, size_t k) {
             p->unacked_upto[i] = p->unacked_upto[i] > k ? p->unacked_upto[i] - k : 0;
 }
 
-static pulsarc_err_t commit_individual(pulsarc_source_t *src, pc_split_t *s, size_t upto) {
+static pulsarc_err_t commit_individual(pc_split_t *s, size_t upto) {
     pulsarc_err_t first = PULSARC_OK;
     for (size_t j = 0; j < upto && j < s->unacked.n; j++) {
         pulsarc_err_t err = pulsarc_consumer_ack_id(s->consumer, &s->unacked.ids[j]);
         if (err && !first)
             first = err;
     }
-    (void)src;
     return first;
 }
 
@@ -153,7 +154,7 @@ static void commit_split(pulsarc_source_t *src, size_t i, const pulsarc_msgid_t 
     pc_split_t *s = src->splits[i];
     pulsarc_err_t err;
     if (pc_source_shared(src)) {
-        err = src->shared_commit(src, s, upto);
+        err = commit_individual(s, upto);
         shift_unacked(src, i, upto < s->unacked.n ? upto : s->unacked.n);
     } else {
         err = pulsarc_consumer_ack_cumulative_id(s->consumer, last);
@@ -211,10 +212,14 @@ static void pending_append(pulsarc_source_t *src, pc_pending_ckpt_t *p) {
     *tail = p;
 }
 
-static pulsarc_err_t encode(const pulsarc_source_t *src, void **blob, size_t *len) {
-    pc_ckpt_t ck = {src->nsplits, calloc(src->nsplits ? src->nsplits : 1, sizeof(pc_ckpt_split_t))};
-    if (!ck.splits)
+static pulsarc_err_t encode(const pulsarc_source_t *src, const pc_pending_ckpt_t *p,
+                            void **blob, size_t *len) {
+    pc_ckpt_t ck = {src->nsplits, calloc(src->nsplits ? src->nsplits : 1, sizeof(pc_ckpt_split_t)),
+                    0, NULL};
+    if (!ck.splits || pc_source_txn_list(src, p, &ck.txns, &ck.ntxns)) {
+        free(ck.splits);
         return PULSARC_ERR_NOMEM;
+    }
     for (size_t i = 0; i < src->nsplits; i++) {
         const pc_split_t *s = src->splits[i];
         pc_ckpt_split_t cs = {s->topic,     s->partition, s->has_last,        s->finished, s->last,
@@ -224,6 +229,7 @@ static pulsarc_err_t encode(const pulsarc_source_t *src, void **blob, size_t *le
     uint8_t *out = NULL;
     pulsarc_err_t err = pc_ckpt_encode(&ck, &out, len);
     free(ck.splits); /* the topics are borrowed from the splits */
+    free(ck.txns);
     *blob = out;
     return err;
 }
@@ -235,7 +241,17 @@ pulsarc_err_t pulsarc_source_checkpoint(pulsarc_source_t *src, uint64_t checkpoi
     pc_pending_ckpt_t *p = pending_new(src, checkpoint_id);
     if (!p)
         return PULSARC_ERR_NOMEM;
-    pulsarc_err_t err = encode(src, blob, len);
+    char why[512];
+    pulsarc_err_t err = src->txn_mode ? pc_source_txn_checkpoint(src, p, why, sizeof why) : 0;
+    if (err)
+        pc_source_log(src, PULSARC_SOURCE_LOG_WARN, "checkpoint %llu failed: %s",
+                      (unsigned long long)checkpoint_id, why);
+    if (!err)
+        err = encode(src, p, blob, len);
+    if (err && p->txn) { /* named by no blob: undo it now rather than at its timeout */
+        pc_source_txn_free(p->txn, 1);
+        p->txn = NULL;
+    }
     if (err)
         pending_free(p);
     else
@@ -257,16 +273,20 @@ pulsarc_err_t pulsarc_source_checkpoint_complete(pulsarc_source_t *src, uint64_t
     for (size_t i = 0; i < p->n; i++)
         if (p->has_last[i])
             commit_split(src, i, &p->last[i], p->unacked_upto[i]);
-    /* Forget this checkpoint and every one taken before it. */
+    /* Commit (transactional Shared) and forget this checkpoint and every one before it. */
+    pulsarc_err_t first = PULSARC_OK;
     while (src->ckpts) {
         pc_pending_ckpt_t *q = src->ckpts;
         int last = q == p;
         src->ckpts = q->next;
+        pulsarc_err_t err = pc_source_txn_commit(src, q);
+        if (err && !first)
+            first = err;
         pending_free(q);
         if (last)
             break;
     }
-    return PULSARC_OK;
+    return first;
 }
 
 /* ---------- lifecycle ---------- */
@@ -275,6 +295,10 @@ static pulsarc_err_t restore(pulsarc_source_t *src, const void *blob, size_t len
                              size_t errlen) {
     pc_ckpt_t ck;
     pulsarc_err_t err = pc_ckpt_decode(blob, len, &ck, errstr, errlen);
+    /* Settled before subscribing, so no acknowledgement is still in doubt
+     * when the broker starts delivering. */
+    if (!err)
+        err = pc_source_txn_restore(src, &ck, errstr, errlen);
     for (size_t i = 0; !err && i < ck.n; i++) {
         pc_split_open_args_t a = {ck.splits[i].topic, ck.splits[i].partition, 0, &ck.splits[i]};
         err = add_split(src, &a, errstr, errlen);
@@ -319,7 +343,11 @@ pulsarc_err_t pulsarc_source_new(pulsarc_client_t *client, const pulsarc_source_
     if (err)
         return err;
     src->client = client;
-    src->shared_commit = commit_individual;
+    src->txn_mode = pc_source_txn_mode(src);
+    if (pc_source_shared(src) && !conf->auto_ack)
+        pc_source_log(src, PULSARC_SOURCE_LOG_INFO, "checkpoints commit acknowledgements %s",
+                      src->txn_mode ? "in one transaction each"
+                                    : "one by one (the client has no transactions)");
     uint64_t now = pc_source_now_ms();
     src->next_discovery_ms = now + (uint64_t)(conf->discovery_ms > 0 ? conf->discovery_ms : 0);
     src->next_auto_commit_ms = now + (uint64_t)conf->auto_commit_ms;
@@ -345,6 +373,7 @@ void pulsarc_source_destroy(pulsarc_source_t *src) {
     for (size_t i = 0; i < src->nsplits; i++)
         pc_split_destroy(src->splits[i]);
     free(src->splits);
+    pc_source_txn_free(src->reserved, 1); /* empty: nothing to lose */
     while (src->ckpts) {
         pc_pending_ckpt_t *q = src->ckpts;
         src->ckpts = q->next;

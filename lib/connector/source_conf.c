@@ -99,6 +99,7 @@ static const key_def_t keys[] = {
     {"pulsar.source.allowKeySharedOutOfOrderDelivery", parse_bool, OFF(key_shared_ooo)},
     {"pulsar.source.resetSubscriptionCursor", parse_bool, OFF(reset_cursor)},
     {"pulsar.source.enableMetrics", parse_bool, OFF(metrics)},
+    {"pulsar.source.transactionTimeoutMillis", parse_pos_i64, OFF(txn_timeout_ms)},
     {"pulsar.admin.adminUrl", parse_str, OFF(admin_url)},
 };
 
@@ -111,6 +112,7 @@ void pc_source_conf_defaults(pulsarc_source_conf_t *c) {
     c->fetch_one_ms = -1;
     c->auto_commit_ms = 5000;
     c->metrics = 1;
+    c->txn_timeout_ms = 10800000; /* 3 h, the v3.0 connector's */
     c->start = pulsarc_start_cursor_earliest();
     c->stop = pulsarc_stop_cursor_never();
 }

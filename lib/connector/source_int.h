@@ -27,6 +27,7 @@ struct pulsarc_source_conf_s {
     int key_shared_ooo;
     int reset_cursor;
     int metrics;
+    int64_t txn_timeout_ms;   /* pulsar.source.transactionTimeoutMillis */
     char *admin_url;
     pulsarc_start_cursor_t start;
     pulsarc_stop_cursor_t stop;
@@ -59,6 +60,12 @@ typedef struct pc_split {
     uint64_t emitted, emitted_bytes, dropped;
 } pc_split_t;
 
+/* An acknowledgement transaction of a Shared / Key_Shared source (source_txn.c). */
+typedef struct pc_src_txn {
+    pulsarc_txn_t *txn;
+    uint64_t most, least;
+} pc_src_txn_t;
+
 /* Positions captured by one checkpoint, kept until it completes. */
 typedef struct pc_pending_ckpt {
     uint64_t id;
@@ -66,17 +73,10 @@ typedef struct pc_pending_ckpt {
     int *has_last;
     pulsarc_msgid_t *last;
     size_t *unacked_upto;        /* Shared: how many of split->unacked it covers */
+    pc_src_txn_t *txn;           /* transactional Shared: its acks, committed on completion */
     struct pc_pending_ckpt *next;
 } pc_pending_ckpt_t;
 
-/*
- * Commit of Shared / Key_Shared positions. Today: individual acks of the
- * checkpointed messages. TRANSACTIONAL VARIANT (when the client has
- * transactions): open one transaction per checkpoint epoch, ack each id
- * inside it, commit it here on completion, keep the open txn id in the
- * checkpoint and abort it on restore (connector.md §4.3 "Better").
- */
-typedef pulsarc_err_t (*pc_shared_commit_fn)(pulsarc_source_t *src, pc_split_t *s, size_t upto);
 
 struct pulsarc_source_s {
     pulsarc_client_t *client;
@@ -87,7 +87,8 @@ struct pulsarc_source_s {
     pc_pending_ckpt_t *ckpts;    /* oldest first */
     uint64_t next_discovery_ms;
     uint64_t next_auto_commit_ms;
-    pc_shared_commit_fn shared_commit;
+    int txn_mode;                /* Shared acks in transactions (source_txn.c) */
+    pc_src_txn_t *reserved;      /* the next epoch's transaction, empty */
     void *admin;                 /* pulsarc_admin_t, made on first use (WITH_CURL only) */
 };
 
@@ -102,6 +103,24 @@ void pc_source_log(const pulsarc_source_t *src, pulsarc_source_log_level_t level
 uint64_t pc_source_now_ms(void);
 void pc_source_run_timers(pulsarc_source_t *src);
 int pc_source_shared(const pulsarc_source_t *src);
+
+/* ---------- source_txn.c ---------- */
+struct pc_ckpt;
+struct pc_ckpt_txn;
+int pc_source_txn_mode(const pulsarc_source_t *src);
+/* Acks every pending id in the reserved transaction, which p then owns; reserves the next. */
+pulsarc_err_t pc_source_txn_checkpoint(pulsarc_source_t *src, pc_pending_ckpt_t *p,
+                                       char *errstr, size_t errlen);
+/* The transactions blob p names (malloc'd array in *out). */
+pulsarc_err_t pc_source_txn_list(const pulsarc_source_t *src, const pc_pending_ckpt_t *p,
+                                 struct pc_ckpt_txn **out, size_t *n);
+/* Commits q's transaction, if any, and forgets it. */
+pulsarc_err_t pc_source_txn_commit(pulsarc_source_t *src, pc_pending_ckpt_t *q);
+/* Commits and aborts what a restored blob names. */
+pulsarc_err_t pc_source_txn_restore(pulsarc_source_t *src, const struct pc_ckpt *ck,
+                                    char *errstr, size_t errlen);
+/* abort: end it now; else leave it open for a restore to settle. */
+void pc_source_txn_free(pc_src_txn_t *t, int abort);
 
 /* ---------- split.c ---------- */
 /* How a split is opened. restored: from a checkpoint (may be NULL). */

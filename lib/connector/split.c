@@ -12,6 +12,13 @@
  *   2. no checkpoint, and the subscription is new, reset is asked, or the
  *      split was discovered later: the start cursor;
  *   3. otherwise the subscription's own position.
+ * Shared / Key_Shared restores never seek: the last emitted id is no
+ * watermark there (other consumers, redeliveries and aborted transactions
+ * put older ids after newer ones), and a seek would move the whole
+ * subscription, dropping its individual acks. Redelivery of whatever is
+ * unacknowledged is the recovery (connector.md §4.3); what the checkpoint
+ * covers was acknowledged in its transaction (source_txn.c), or comes
+ * again without one.
  * Whether a subscription exists is asked of the admin API before
  * subscribing (subscribing creates it); when the admin API cannot answer,
  * the subscription is taken as existing, and earliest / latest still
@@ -308,6 +315,8 @@ static pulsarc_err_t position_restored(pulsarc_source_t *src, pc_split_t *s,
         return err; /* nothing emitted yet: the subscription's position applies */
     s->has_last = 1;
     s->last = r->last;
+    if (pc_source_shared(src))
+        return PULSARC_OK; /* no watermark to seek to: see the note on Shared restores */
     set_floor(s, &r->last, 0);
     if (s->finished)
         return PULSARC_OK; /* kept only to commit its last position */

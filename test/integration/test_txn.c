@@ -282,6 +282,46 @@ START_TEST(test_ack_abort_redelivers) {
 }
 END_TEST
 
+/* Many ids in one call: every ack joins, the lot commits, nothing comes back; a conflict is named. */
+START_TEST(test_ack_many_ids) {
+    TIMED_START;
+    pulsarc_client_t *c = txn_client();
+    const char *topic = pct_topic("txn-ack-many");
+    pulsarc_consumer_t *cons = consumer(c, topic, "s", "Shared");
+    pulsarc_producer_t *p = producer(c, topic, 0);
+    for (int i = 0; i < 60; i++)
+        ck_assert_int_eq(pulsarc_producer_send_async(p, body(i), NULL, NULL), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
+    pulsarc_msgid_t ids[60];
+    for (int i = 0; i < 60; i++)
+        ck_assert_int_eq(recv_index(cons, 5000, &ids[i]), i);
+    pulsarc_txn_t *held = txn_new(c, 30000), *t = txn_new(c, 30000);
+    ck_assert_int_eq(pulsarc_consumer_ack_ids_txn(cons, held, &ids[59], 1), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_consumer_ack_ids_txn(cons, t, ids, 59), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_consumer_ack_ids_txn(cons, t, &ids[59], 1),
+                     PULSARC_ERR_BROKER_TXN_CONFLICT);
+    ck_assert_int_eq(pulsarc_consumer_ack_ids_txn(cons, t, ids, 0), PULSARC_OK);
+    abort_ok(held);
+    char err[256];
+    /* The conflict doomed t: its commit aborts instead and says so. */
+    ck_assert_int_eq(pulsarc_txn_commit(t, err, sizeof err), PULSARC_ERR_STATE);
+    pulsarc_txn_destroy(t);
+    t = txn_new(c, 30000);
+    ck_assert_int_eq(pulsarc_consumer_ack_ids_txn(cons, t, ids, 60), PULSARC_OK);
+    commit_ok(t);
+    pulsarc_consumer_destroy(cons);
+    cons = consumer(c, topic, "s", "Shared");
+    int back = recv_index(cons, 1500, NULL);
+    ck_assert_msg(back < 0, "message %d came back after the commit", back);
+    pulsarc_txn_destroy(held);
+    pulsarc_txn_destroy(t);
+    pulsarc_producer_destroy(p);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    TIMED_END("60 acks in one call");
+}
+END_TEST
+
 START_TEST(test_cumulative_ack) {
     TIMED_START;
     pulsarc_client_t *c = txn_client();
@@ -416,6 +456,7 @@ static Suite *txn_suite(void) {
     tcase_add_test(tc, test_commit_waits_for_async_sends);
     tcase_add_test(tc, test_partitioned_topic);
     tcase_add_test(tc, test_ack_abort_redelivers);
+    tcase_add_test(tc, test_ack_many_ids);
     tcase_add_test(tc, test_cumulative_ack);
     tcase_add_test(tc, test_conflicting_acks);
     tcase_add_test(tc, test_open_txn_times_out);

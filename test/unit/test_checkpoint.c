@@ -33,7 +33,8 @@ static pc_ckpt_t sample(void) {
     s[1].has_floor = 1;
     s[1].floor_inclusive = 1;
     s[1].floor = mid(8, 1, 4, 10);
-    pc_ckpt_t ck = {2, s};
+    static pc_ckpt_txn_t t[2] = {{7, 41, 1}, {7, 42, 0}};
+    pc_ckpt_t ck = {2, s, 2, t};
     return ck;
 }
 
@@ -62,12 +63,16 @@ START_TEST(test_round_trip) {
     ck_assert_int_eq(back.splits[0].has_floor, 0);
     ck_assert(back.splits[1].has_floor && back.splits[1].floor_inclusive);
     ck_assert_int_eq(back.splits[1].floor.batch_index, 4);
+    ck_assert_uint_eq(back.ntxns, 2);
+    ck_assert(back.txns[0].most == 7 && back.txns[0].least == 41 && back.txns[0].commit == 1);
+    ck_assert(back.txns[1].most == 7 && back.txns[1].least == 42 && back.txns[1].commit == 0);
     pc_ckpt_free(&back);
     free(buf);
 }
 END_TEST
 
-/* The layout is fixed and little-endian: decode a blob written by hand. */
+/* The layout is fixed and little-endian: decode a blob written by hand
+ * (version 1, before transactions: still read, with none). */
 START_TEST(test_decode_hand_written_bytes) {
     uint8_t b[160];
     size_t n = 0;
@@ -97,6 +102,32 @@ START_TEST(test_decode_hand_written_bytes) {
     ck_assert_int_eq(ck.splits[0].last.ledger_id, 5);
     ck_assert_int_eq(ck.splits[0].last.entry_id, 9);
     ck_assert_int_eq(ck.splits[0].last.batch_index, -1);
+    ck_assert_uint_eq(ck.ntxns, 0);
+    pc_ckpt_free(&ck);
+}
+END_TEST
+
+/* Version 2's tail by hand: a transaction whose fate is neither 0 nor 1 is refused. */
+START_TEST(test_txn_fate_checked) {
+    uint8_t b[64];
+    memcpy(b, "PCSC\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00", 16);
+    size_t n = 16;
+    for (int i = 0; i < 16; i++)
+        b[n++] = (uint8_t)(i < 8 ? (i == 0 ? 3 : 0) : (i == 8 ? 9 : 0)); /* (3, 9) */
+    b[n++] = 2; /* fate 2: unknown */
+    uint32_t crc = pc_crc32c_sw(0, b, n);
+    for (int i = 0; i < 4; i++)
+        b[n++] = (uint8_t)(crc >> (8 * i));
+    pc_ckpt_t ck;
+    char err[256] = "";
+    ck_assert_int_eq(pc_ckpt_decode(b, n, &ck, err, sizeof err), PULSARC_ERR_MALFORMED);
+    ck_assert_ptr_nonnull(strstr(err, "unknown fate 2"));
+    b[n - 5] = 1; /* commit */
+    crc = pc_crc32c_sw(0, b, n - 4);
+    for (int i = 0; i < 4; i++)
+        b[n - 4 + (size_t)i] = (uint8_t)(crc >> (8 * i));
+    ck_assert_msg(pc_ckpt_decode(b, n, &ck, err, sizeof err) == PULSARC_OK, "%s", err);
+    ck_assert(ck.ntxns == 1 && ck.txns[0].most == 3 && ck.txns[0].least == 9 && ck.txns[0].commit);
     pc_ckpt_free(&ck);
 }
 END_TEST
@@ -128,9 +159,9 @@ START_TEST(test_truncated_magic_and_version) {
     ck_assert_int_eq(pc_ckpt_encode(&ck, &buf, &len), PULSARC_OK);
     for (size_t cut = 0; cut < len; cut++)
         ck_assert_int_ne(pc_ckpt_decode(buf, cut, &back, err, sizeof err), PULSARC_OK);
-    buf[4] = 2; /* a future version */
+    buf[4] = 3; /* a future version */
     ck_assert_int_eq(pc_ckpt_decode(buf, len, &back, err, sizeof err), PULSARC_ERR_MALFORMED);
-    ck_assert_ptr_nonnull(strstr(err, "version 2"));
+    ck_assert_ptr_nonnull(strstr(err, "version 3"));
     buf[0] = 'X';
     ck_assert_int_eq(pc_ckpt_decode(buf, len, &back, err, sizeof err), PULSARC_ERR_MALFORMED);
     ck_assert_ptr_nonnull(strstr(err, "magic"));
@@ -140,11 +171,11 @@ START_TEST(test_truncated_magic_and_version) {
 END_TEST
 
 START_TEST(test_empty_checkpoint) {
-    pc_ckpt_t ck = {0, NULL}, back;
+    pc_ckpt_t ck = {0, NULL, 0, NULL}, back;
     uint8_t *buf;
     size_t len;
     ck_assert_int_eq(pc_ckpt_encode(&ck, &buf, &len), PULSARC_OK);
-    ck_assert_uint_eq(len, 16);
+    ck_assert_uint_eq(len, 20);
     ck_assert_int_eq(pc_ckpt_decode(buf, len, &back, NULL, 0), PULSARC_OK);
     ck_assert_uint_eq(back.n, 0);
     pc_ckpt_free(&back);
@@ -204,6 +235,7 @@ static Suite *checkpoint_suite(void) {
     TCase *tc = tcase_create("blob");
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_decode_hand_written_bytes);
+    tcase_add_test(tc, test_txn_fate_checked);
     tcase_add_test(tc, test_corrupt_blob_rejected);
     tcase_add_test(tc, test_truncated_magic_and_version);
     tcase_add_test(tc, test_empty_checkpoint);

@@ -28,6 +28,7 @@ START_TEST(test_null_args) {
     ck_assert_int_eq(pulsarc_producer_send_txn(NULL, NULL, NULL, NULL), PULSARC_ERR_INVALID_ARG);
     ck_assert_int_eq(pulsarc_consumer_ack_id_txn(NULL, NULL, NULL), PULSARC_ERR_INVALID_ARG);
     ck_assert_int_eq(pulsarc_consumer_ack_cumulative_id_txn(NULL, NULL, NULL), PULSARC_ERR_INVALID_ARG);
+    ck_assert_int_eq(pulsarc_consumer_ack_ids_txn(NULL, NULL, NULL, 0), PULSARC_ERR_INVALID_ARG);
     pulsarc_txn_destroy(NULL);
 }
 END_TEST

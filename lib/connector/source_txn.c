@@ -1,0 +1,218 @@
+/*
+ * Design notes: the acknowledgement transactions of a Shared / Key_Shared
+ * source (connector.md §4.3, "Better").
+ *
+ * Used when the subscription is Shared or Key_Shared, auto-acknowledge is
+ * off and the client has enableTransaction=true. Such a subscription has
+ * no position to seek back to, so what a checkpoint covers has to be
+ * acknowledged atomically with the checkpoint's completion, and undone if
+ * the application goes back to an older checkpoint.
+ *
+ * One transaction per checkpoint epoch, reserved one epoch ahead (as the
+ * sink does, sink_txn.c):
+ *   reserved   opened at checkpoint N-1 and named in blob N-1 as "abort";
+ *              empty until checkpoint N;
+ *   committing at checkpoint N every id emitted since N-1 is acknowledged
+ *              in it, all requests in flight at once (one round trip, not
+ *              one per message: §8 #10); blob N names it as "commit";
+ *   committed  by pulsarc_source_checkpoint_complete(N) for every epoch <= N.
+ * Restored from blob N, a source commits what N covers (those messages are
+ * in the application's state) and aborts the epoch after it, whose
+ * messages the broker then delivers again. Acks only ever happen inside a
+ * checkpoint call, so between checkpoints nothing is pending in any
+ * transaction and a crash simply leaves the messages unacknowledged.
+ *
+ * Failures: a failed acknowledgement fails the checkpoint (the ids stay
+ * pending for the next one) and aborts that transaction, after which the
+ * broker may deliver some of its messages again (at-least-once for that
+ * epoch, never loss). A commit that fails at completion is reported and
+ * its messages come back after the abort or timeout, never lost. On
+ * restore a "commit" transaction the coordinator no longer knows was
+ * committed by the previous source in all likelihood (it forgets ended
+ * transactions), so it is logged, not fatal.
+ *
+ * Thread: the application's, through the source's calls (the source is
+ * not thread-safe).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/txn.h"
+#include "connector/checkpoint.h"
+#include "connector/source_int.h"
+#include "core/err.h"
+
+int pc_source_txn_mode(const pulsarc_source_t *src) {
+    return pc_source_shared(src) && !src->conf.auto_ack && pc_client_txn_enabled(src->client);
+}
+
+static int timeout_ms(const pulsarc_source_t *src) {
+    int64_t t = src->conf.txn_timeout_ms;
+    return t > 2147483647 ? 2147483647 : (int)t;
+}
+
+static pulsarc_err_t open_txn(pulsarc_source_t *src, pc_src_txn_t **out, char *errstr,
+                              size_t errlen) {
+    pc_src_txn_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    pulsarc_err_t err = pulsarc_txn_new(src->client, timeout_ms(src), &t->txn, errstr, errlen);
+    if (!err)
+        err = pulsarc_txn_id(t->txn, &t->most, &t->least);
+    if (err) {
+        pulsarc_txn_destroy(t->txn);
+        free(t);
+        return err;
+    }
+    *out = t;
+    return PULSARC_OK;
+}
+
+void pc_source_txn_free(pc_src_txn_t *t, int abort) {
+    if (!t)
+        return;
+    if (abort)
+        pulsarc_txn_destroy(t->txn); /* aborts it while open */
+    else
+        pulsarc_txn_release(t->txn); /* a restore from its checkpoint commits it */
+    free(t);
+}
+
+/* ---------- checkpoint ---------- */
+
+static size_t pending_ids(const pulsarc_source_t *src) {
+    size_t n = 0;
+    for (size_t i = 0; i < src->nsplits; i++)
+        n += src->splits[i]->unacked.n;
+    return n;
+}
+
+static pulsarc_err_t ack_all(pulsarc_source_t *src, pc_src_txn_t *t, char *errstr, size_t errlen) {
+    for (size_t i = 0; i < src->nsplits; i++) {
+        pc_split_t *s = src->splits[i];
+        if (!s->unacked.n)
+            continue;
+        pulsarc_err_t err = pulsarc_consumer_ack_ids_txn(s->consumer, t->txn, s->unacked.ids,
+                                                         s->unacked.n);
+        if (err)
+            return pc_seterr(errstr, errlen, err, "split %s: acknowledging %zu messages in the "
+                             "checkpoint's transaction failed: %s", s->name, s->unacked.n,
+                             pulsarc_strerror(err));
+    }
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_source_txn_checkpoint(pulsarc_source_t *src, pc_pending_ckpt_t *p,
+                                       char *errstr, size_t errlen) {
+    pulsarc_err_t err = PULSARC_OK;
+    if (pending_ids(src)) {
+        if (!src->reserved)
+            err = open_txn(src, &src->reserved, errstr, errlen);
+        if (!err && (err = ack_all(src, src->reserved, errstr, errlen)) != PULSARC_OK) {
+            pc_source_txn_free(src->reserved, 1);
+            src->reserved = NULL;
+        }
+        if (err)
+            return err;
+        p->txn = src->reserved;
+        src->reserved = NULL;
+        for (size_t i = 0; i < src->nsplits; i++)
+            src->splits[i]->unacked.n = 0; /* now the transaction's */
+        memset(p->unacked_upto, 0, p->n * sizeof *p->unacked_upto);
+    }
+    /* The next epoch's, named now so that a restore from here can abort it. */
+    char why[256];
+    if (!src->reserved && open_txn(src, &src->reserved, why, sizeof why))
+        pc_source_log(src, PULSARC_SOURCE_LOG_WARN, "opening the next checkpoint's transaction "
+                      "failed (%s); the next checkpoint tries again", why);
+    return PULSARC_OK;
+}
+
+/* Every transaction blob p must name: pending ones and p's to commit, the reserved one to abort. */
+pulsarc_err_t pc_source_txn_list(const pulsarc_source_t *src, const pc_pending_ckpt_t *p,
+                                 pc_ckpt_txn_t **out, size_t *n) {
+    size_t cap = 2;
+    for (const pc_pending_ckpt_t *q = src->ckpts; q; q = q->next)
+        cap++;
+    pc_ckpt_txn_t *v = calloc(cap, sizeof *v);
+    if (!v)
+        return PULSARC_ERR_NOMEM;
+    size_t k = 0;
+    for (const pc_pending_ckpt_t *q = src->ckpts; q; q = q->next)
+        if (q->txn)
+            v[k++] = (pc_ckpt_txn_t){q->txn->most, q->txn->least, 1};
+    if (p && p->txn)
+        v[k++] = (pc_ckpt_txn_t){p->txn->most, p->txn->least, 1};
+    if (src->reserved)
+        v[k++] = (pc_ckpt_txn_t){src->reserved->most, src->reserved->least, 0};
+    if (k > PC_CKPT_MAX_TXNS) {
+        free(v);
+        return PULSARC_ERR_STATE; /* over a thousand checkpoints never completed */
+    }
+    *out = v;
+    *n = k;
+    return PULSARC_OK;
+}
+
+/* ---------- completion ---------- */
+
+pulsarc_err_t pc_source_txn_commit(pulsarc_source_t *src, pc_pending_ckpt_t *q) {
+    if (!q->txn)
+        return PULSARC_OK;
+    char why[256] = "";
+    pulsarc_err_t err = pulsarc_txn_commit(q->txn->txn, why, sizeof why);
+    if (err)
+        pc_source_log(src, PULSARC_SOURCE_LOG_WARN, "checkpoint %llu: committing its "
+                      "acknowledgements failed (%s: %s); its messages will be delivered again",
+                      (unsigned long long)q->id, pulsarc_strerror(err), why);
+    pc_source_txn_free(q->txn, 1);
+    q->txn = NULL;
+    return err;
+}
+
+/* ---------- restore ---------- */
+
+static pulsarc_err_t end_one(pulsarc_source_t *src, const pc_ckpt_txn_t *t, char *errstr,
+                             size_t errlen) {
+    pulsarc_txn_t *h = NULL;
+    char why[256] = "";
+    pulsarc_err_t err = pulsarc_txn_resume(src->client, t->most, t->least, &h, why, sizeof why);
+    if (!err) {
+        err = t->commit ? pulsarc_txn_commit(h, why, sizeof why) : pulsarc_txn_abort(h, why, sizeof why);
+        pulsarc_txn_release(h);
+    }
+    if (err == PULSARC_ERR_BROKER_TXN_NOT_FOUND || err == PULSARC_ERR_BROKER_INVALID_TXN_STATUS) {
+        /* Not found: ended long enough ago to be forgotten, committed by the
+         * previous source in all likelihood. Invalid status on a commit: it
+         * was aborted, so its messages come again (duplicates, not loss). */
+        int aborted = t->commit && err == PULSARC_ERR_BROKER_INVALID_TXN_STATUS;
+        pc_source_log(src, aborted ? PULSARC_SOURCE_LOG_WARN : PULSARC_SOURCE_LOG_INFO,
+                      "restore: transaction (%llu,%llu) had already ended (%s)%s",
+                      (unsigned long long)t->most, (unsigned long long)t->least,
+                      pulsarc_strerror(err), aborted ? "; its messages will come again" : "");
+        return PULSARC_OK;
+    }
+    if (err)
+        return pc_seterr(errstr, errlen, err, "restore: %s of transaction (%llu,%llu) failed: %s",
+                         t->commit ? "commit" : "abort", (unsigned long long)t->most,
+                         (unsigned long long)t->least, why);
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_source_txn_restore(pulsarc_source_t *src, const pc_ckpt_t *ck, char *errstr,
+                                    size_t errlen) {
+    if (ck->ntxns && !pc_client_txn_enabled(src->client))
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "the checkpoint holds %zu acknowledgement transactions; restoring it "
+                         "needs a client with enableTransaction=true", ck->ntxns);
+    /* Commits first, in checkpoint order; then the reserved epoch's abort. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < ck->ntxns; i++) {
+            if (ck->txns[i].commit != (pass == 0))
+                continue;
+            pulsarc_err_t err = end_one(src, &ck->txns[i], errstr, errlen);
+            if (err)
+                return err;
+        }
+    return PULSARC_OK;
+}
