@@ -300,6 +300,13 @@ PULSARC_API size_t pulsarc_msg_len(const pulsarc_msg_t *msg);
 PULSARC_API const char *pulsarc_msg_key(const pulsarc_msg_t *msg);
 /** The key as bytes (decoded when it was binary) and its length; NULL if none. Borrowed. */
 PULSARC_API const void *pulsarc_msg_key_bytes(const pulsarc_msg_t *msg, size_t *len);
+/**
+ * The version of the schema the message was written with (received
+ * messages from a producer that declared a schemaType), as the broker's
+ * schema registry numbers it (8 bytes, big-endian, from 0); NULL if none.
+ * Borrowed.
+ */
+PULSARC_API const void *pulsarc_msg_schema_version(const pulsarc_msg_t *msg, size_t *len);
 /** The ordering key and its length, or NULL. Borrowed. */
 PULSARC_API const void *pulsarc_msg_ordering_key(const pulsarc_msg_t *msg, size_t *len);
 /** 1 when the message is a null value (tombstone). */

@@ -141,6 +141,12 @@ PULSARC_API void pulsarc_source_conf_destroy(pulsarc_source_conf_t *conf);
  *  - "pulsar.source.enableMetrics" (true)
  *  - "pulsar.source.transactionTimeoutMillis" (10800000): lifetime of the
  *    Shared / Key_Shared acknowledgement transactions
+ *  - "pulsar.source.enableSchemaEvolution" (false) with
+ *    "pulsar.source.schemaType" and "pulsar.source.schemaDefinition": the
+ *    schema the application reads, declared by every split's consumer so
+ *    the broker checks the topic's schema against it (an incompatible one
+ *    fails pulsarc_source_new with PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA
+ *    naming the split). Payloads stay bytes.
  *  - "pulsar.admin.adminUrl": admin API used to tell a new subscription
  *    from an existing one (default: $PULSAR_ADMIN_URL)
  * Unknown key → PULSARC_ERR_UNKNOWN_CONFIG; bad value → PULSARC_ERR_BAD_CONFIG.

@@ -38,6 +38,7 @@ void pc_consumer_unref(pulsarc_consumer_t *c) {
     pc_ack_tracker_free(&c->acks);
     pc_redelivery_free(&c->redelivery);
     pc_rxpool_release(c->pool);
+    pc_schema_clear(&c->schema);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
     free(c->sub);
@@ -296,6 +297,8 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
         set_start_position(c, &s, &mid);
     if (c->sub_type == PULSAR__PROTO__COMMAND_SUBSCRIBE__SUB_TYPE__Key_Shared)
         set_key_shared(c, &s, &ks, ranges, rp);
+    Pulsar__Proto__Schema schema = PULSAR__PROTO__SCHEMA__INIT;
+    s.schema = pc_schema_wire(&c->schema, &schema);
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUBSCRIBE;
     cmd.subscribe = &s;
@@ -500,7 +503,7 @@ static pulsarc_err_t read_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf
     pulsarc_err_t err = parse_ranges(c, pc_conf_str(conf, PC_PROP_KEY_SHARED_RANGES), e, el);
     if (!err && c->ks_mode == PULSAR__PROTO__KEY_SHARED_MODE__STICKY && !c->ks_nranges)
         err = pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "keySharedMode STICKY needs keySharedHashRanges");
-    return err;
+    return err ? err : pc_schema_from_conf(&c->schema, conf, e, el);
 }
 
 static void init_sync(pulsarc_consumer_t *c) {

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "client/schema.h"
 #include "client/ack_tracker.h"
 #include "client/chunk_assembler.h"
 #include "client/client_int.h"
@@ -60,6 +61,7 @@ struct pulsarc_consumer_s {
     int ks_nranges;
     int32_t ks_ranges[PC_MAX_HASH_RANGES][2];
     char name[256];
+    pc_schema_t schema;       /* declared when subscribing (immutable) */
     size_t batch_max_msgs, batch_max_bytes;
     int batch_timeout_ms;
     pulsarc_message_listener_cb listener;

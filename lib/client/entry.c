@@ -42,6 +42,11 @@ static void base_md(const pulsarc_producer_t *p, Pulsar__Proto__MessageMetadata 
     md->producer_name = (char *)p->name;
     md->sequence_id = (uint64_t)seq;
     md->publish_time = wall_ms();
+    if (p->schema_version_len) { /* consumers learn which version wrote the message */
+        md->has_schema_version = 1;
+        md->schema_version.data = (uint8_t *)p->schema_version;
+        md->schema_version.len = p->schema_version_len;
+    }
 }
 
 /* Transactional messages are never batched, so only single entries carry it. */

@@ -211,6 +211,12 @@ const void *pulsarc_msg_key_bytes(const pulsarc_msg_t *m, size_t *len) {
     return m->key_b64 ? (const void *)m->key_bin : (const void *)m->key;
 }
 
+const void *pulsarc_msg_schema_version(const pulsarc_msg_t *m, size_t *len) {
+    if (len)
+        *len = m && m->schema_version ? m->schema_version_len : 0;
+    return m ? m->schema_version : NULL;
+}
+
 const void *pulsarc_msg_ordering_key(const pulsarc_msg_t *m, size_t *len) {
     if (len)
         *len = m ? m->ordering_key_len : 0;

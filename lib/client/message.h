@@ -32,6 +32,8 @@ struct pulsarc_msg_s {
     pulsarc_msgid_t id;
     uint32_t redelivery_count;
     char *producer_name;
+    const uint8_t *schema_version; /* received: the writer's schema version, or NULL */
+    size_t schema_version_len;
     char *topic;
     struct pulsarc_msg_s *next; /* consumer receive queue link */
     /* Received messages are views: every pointer above borrows from entry. */

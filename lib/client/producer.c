@@ -41,6 +41,7 @@ void pc_producer_unref(pulsarc_producer_t *p) {
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->cond);
     pc_waiter_destroy(&p->create_w);
+    pc_schema_clear(&p->schema);
     free(p->parts);
     free(p);
     if (parent)
@@ -457,6 +458,10 @@ static void adopt_success(pulsarc_producer_t *p, const Pulsar__Proto__CommandPro
         p->topic_epoch = s->topic_epoch;
         p->has_topic_epoch = 1;
     }
+    if (s->has_schema_version && s->schema_version.len <= sizeof p->schema_version) {
+        memcpy(p->schema_version, s->schema_version.data, s->schema_version.len);
+        p->schema_version_len = s->schema_version.len;
+    }
     if (!p->seeded) { /* first creation only, and only without initialSequenceId */
         int64_t last = s->has_last_sequence_id ? s->last_sequence_id : -1;
         if (last >= p->next_seq)
@@ -498,6 +503,8 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     cp.has_topic_epoch = p->has_topic_epoch;
     cp.topic_epoch = p->topic_epoch;
     cp.has_txn_enabled = cp.txn_enabled = pc_conf_int(p->client->conf, PC_PROP_ENABLE_TRANSACTION) != 0;
+    Pulsar__Proto__Schema schema = PULSAR__PROTO__SCHEMA__INIT;
+    cp.schema = pc_schema_wire(&p->schema, &schema);
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
     cmd.producer = &cp;
@@ -703,6 +710,8 @@ pulsarc_err_t pc_producer_alloc(pulsarc_client_t *c, const char *name, const pul
     pulsarc_err_t err = pc_client_parse_topic(c, name, &p->topic, errstr, errlen);
     if (!err)
         err = check_conf(p, errstr, errlen);
+    if (!err)
+        err = pc_schema_from_conf(&p->schema, conf, errstr, errlen);
     if (err) {
         pc_producer_unref(p);
         return err;

@@ -18,6 +18,7 @@
 #include "client/client_int.h"
 #include "client/handler.h"
 #include "client/message.h"
+#include "client/schema.h"
 #include "core/codec.h"
 
 typedef struct send_item {
@@ -94,6 +95,9 @@ struct pulsarc_producer_s {
     pc_conn_t *attached;        /* connection our frames are routed from, or NULL */
     char name[256];
     int user_named;
+    pc_schema_t schema;         /* declared at creation (immutable) */
+    uint8_t schema_version[64]; /* the broker's version of it, from PRODUCER_SUCCESS */
+    size_t schema_version_len;
     pc_timer_t send_timer;
     pc_timer_t batch_timer;
     send_op_t *head, *tail;

@@ -209,6 +209,10 @@ static void fill_entry_fields(pulsarc_msg_t *m, const Pulsar__Proto__MessageMeta
     m->publish_time = md->publish_time;
     m->seq = (int64_t)md->sequence_id;
     m->producer_name = md->producer_name; /* lives in the entry's arena */
+    if (md->has_schema_version && md->schema_version.len) {
+        m->schema_version = md->schema_version.data;
+        m->schema_version_len = md->schema_version.len;
+    }
     m->redelivery_count = cm->has_redelivery_count ? cm->redelivery_count : 0;
     m->id.ledger_id = (int64_t)cm->message_id->ledgerid;
     m->id.entry_id = (int64_t)cm->message_id->entryid;

@@ -205,7 +205,10 @@ const char *pc_conf_str(const pulsarc_conf_t *c, pc_prop_id_t id) {
 }
 
 static const char *scope_name(pc_scope_t s) {
-    return s == PC_SCOPE_CLIENT ? "client" : s == PC_SCOPE_PRODUCER ? "producer" : "consumer";
+    return s == PC_SCOPE_CLIENT     ? "client"
+           : s == PC_SCOPE_PRODUCER ? "producer"
+           : s == PC_SCOPE_CONSUMER ? "consumer"
+                                    : "producer, consumer";
 }
 
 static const char *type_name(pc_ptype_t t) {

@@ -75,6 +75,16 @@
       "Largest chunk in bytes; -1: the broker's max message size.")                           \
     X(ACCESS_MODE, "accessMode", PRODUCER, ENUM, "Shared", 0, 0, "Shared|Exclusive|WaitForExclusive|ExclusiveWithFencing",\
       "Producer access mode on the topic.")                                                   \
+    X(SCHEMA_TYPE, "schemaType", BOTH, ENUM, "BYTES", 0, 0,                                    \
+      "BYTES|NONE|STRING|JSON|PROTOBUF|AVRO|BOOLEAN|INT8|INT16|INT32|INT64|FLOAT|DOUBLE|DATE|"  \
+      "TIME|TIMESTAMP|KEY_VALUE|INSTANT|LOCAL_DATE|LOCAL_TIME|LOCAL_DATE_TIME|PROTOBUF_NATIVE", \
+      "Schema declared to the broker, which registers it or checks it against the topic's "   \
+      "(IncompatibleSchema otherwise). BYTES: none declared. Payloads stay bytes either way.") \
+    X(SCHEMA_DEFINITION, "schemaDefinition", BOTH, STR, "", 0, 0, NULL,                         \
+      "The schema's data: the Avro schema JSON for AVRO and JSON, the descriptor for "         \
+      "PROTOBUF / PROTOBUF_NATIVE, the two encoded schemas for KEY_VALUE. Required for those.") \
+    X(SCHEMA_NAME, "schemaName", BOTH, STR, "", 0, 0, NULL,                                     \
+      "Name sent with the schema (informational).")                                           \
     X(INITIAL_SEQUENCE_ID, "initialSequenceId", PRODUCER, INT, "-1", -1, INT64_MAX, NULL,     \
       "First automatic sequence id is this + 1; -1: continue from the broker's last.")        \
     X(MESSAGE_ROUTING_MODE, "messageRoutingMode", PRODUCER, ENUM, "RoundRobinPartition", 0, 0, "RoundRobinPartition|SinglePartition|CustomPartition",\
@@ -159,7 +169,7 @@ typedef enum pc_prop_id {
     PC_PROP__COUNT
 } pc_prop_id_t;
 
-typedef enum { PC_SCOPE_CLIENT, PC_SCOPE_PRODUCER, PC_SCOPE_CONSUMER } pc_scope_t;
+typedef enum { PC_SCOPE_CLIENT, PC_SCOPE_PRODUCER, PC_SCOPE_CONSUMER, PC_SCOPE_BOTH } pc_scope_t;
 typedef enum { PC_TYPE_STR, PC_TYPE_INT, PC_TYPE_BOOL, PC_TYPE_ENUM } pc_ptype_t;
 
 typedef struct pc_prop {

@@ -266,7 +266,14 @@
       1, NULL, "keySharedAllowOutOfOrderDelivery", CC_US, 0,                                    \
       "Key-range splits may relax per-key order at consumer changes.")                          \
     X(SOURCE_SCHEMA_EVOLUTION, "pulsar.source.enableSchemaEvolution", BOOL, "false", 0, 1, NULL,   \
-      NULL, CC_US, CC_F_NOOP, "pulsarc has no schema registry support.")                       \
+      NULL, CC_US, 0,                                                                            \
+      "Each split subscribes declaring pulsar.source.schemaType: the broker checks the topic's " \
+      "schema against it (IncompatibleSchema fails the source, naming the split).")            \
+    X(SOURCE_SCHEMA_TYPE, "pulsar.source.schemaType", STR, NULL, 0, 0, NULL, NULL, CC_US,          \
+      CC_F_PULSARC, "The schema the application reads, as the core schemaType (AVRO, JSON, "    \
+      "STRING, INT64, ...); with enableSchemaEvolution.")                                       \
+    X(SOURCE_SCHEMA_DEFINITION, "pulsar.source.schemaDefinition", STR, NULL, 0, 0, NULL, NULL,     \
+      CC_US, CC_F_PULSARC, "Its definition (the Avro schema JSON for AVRO / JSON).")            \
     X(SOURCE_METRICS, "pulsar.source.enableMetrics", BOOL, "true", 0, 1, NULL, NULL, CC_US, 0,     \
       "Expose the source's counters.")                                                          \
     X(SOURCE_RESET_CURSOR, "pulsar.source.resetSubscriptionCursor", BOOL, "false", 0, 1, NULL,     \
@@ -293,7 +300,13 @@
     X(SINK_KEY_HASH, "pulsar.sink.messageKeyHash", ENUM, "murmur-3-32-hash", 0, 0,                 \
       "java-hash|murmur-3-32-hash", NULL, CC_US, 0, "Key hash of message-key-hash routing.")    \
     X(SINK_SCHEMA_EVOLUTION, "pulsar.sink.enableSchemaEvolution", BOOL, "false", 0, 1, NULL, NULL, \
-      CC_US, CC_F_NOOP, "pulsarc has no schema registry support.")                             \
+      CC_US, 0, "The sink's producers declare pulsar.sink.schemaType; the broker registers it " \
+      "or checks it against each topic's (IncompatibleSchema fails the write).")               \
+    X(SINK_SCHEMA_TYPE, "pulsar.sink.schemaType", STR, NULL, 0, 0, NULL, NULL, CC_US,              \
+      CC_F_PULSARC, "The schema the sink writes, as the core schemaType; with "                 \
+      "enableSchemaEvolution.")                                                                 \
+    X(SINK_SCHEMA_DEFINITION, "pulsar.sink.schemaDefinition", STR, NULL, 0, 0, NULL, NULL, CC_US,  \
+      CC_F_PULSARC, "Its definition (the Avro schema JSON for AVRO / JSON).")                   \
     X(SINK_MAX_RECOMMIT, "pulsar.sink.maxRecommitTimes", INT, "5", 0, 1000, NULL, NULL, CC_US, 0,  \
       "Retries of a transaction commit.")                                                       \
     X(SINK_METRICS, "pulsar.sink.enableMetrics", BOOL, "true", 0, 1, NULL, NULL, CC_US, 0,         \

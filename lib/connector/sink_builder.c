@@ -102,7 +102,22 @@ static pulsarc_err_t p_recommit(pc_sink_settings_t *s, const char *v) {
     return PULSARC_OK;
 }
 
-/* Keys pulsarc accepts but has nothing to do with (no schema registry). */
+static pulsarc_err_t p_schema_evolution(pc_sink_settings_t *s, const char *v) {
+    if (strcasecmp(v, "true") && strcasecmp(v, "false"))
+        return PULSARC_ERR_BAD_CONFIG;
+    s->schema_evolution = !strcasecmp(v, "true");
+    return PULSARC_OK;
+}
+
+static pulsarc_err_t p_schema_type(pc_sink_settings_t *s, const char *v) {
+    return set_str(&s->schema_type, v); /* checked against the core table at build */
+}
+
+static pulsarc_err_t p_schema_def(pc_sink_settings_t *s, const char *v) {
+    return set_str(&s->schema_def, v);
+}
+
+/* Keys pulsarc accepts but has nothing to do with. */
 static pulsarc_err_t p_bool_noop(pc_sink_settings_t *s, const char *v) {
     (void)s;
     return !strcasecmp(v, "true") || !strcasecmp(v, "false") ? PULSARC_OK
@@ -118,7 +133,9 @@ static const struct {
     {"pulsar.sink.topicMetadataRefreshInterval", p_refresh},
     {"pulsar.sink.messageKeyHash", p_key_hash},
     {"pulsar.sink.maxRecommitTimes", p_recommit},
-    {"pulsar.sink.enableSchemaEvolution", p_bool_noop},
+    {"pulsar.sink.enableSchemaEvolution", p_schema_evolution},
+    {"pulsar.sink.schemaType", p_schema_type},
+    {"pulsar.sink.schemaDefinition", p_schema_def},
     {"pulsar.sink.enableMetrics", p_bool_noop},
     {"pulsar.sink.validateSinkMessageBytes", p_bool_noop},
 };
@@ -191,6 +208,8 @@ void pc_sink_settings_free(pc_sink_settings_t *s) {
     free(s->service_url);
     free(s->admin_url);
     free(s->producer_name);
+    free(s->schema_type);
+    free(s->schema_def);
     for (size_t i = 0; i < s->ntopics; i++)
         free(s->topics[i]);
     free(s->topics);
@@ -222,6 +241,8 @@ pulsarc_err_t pc_sink_settings_copy(pc_sink_settings_t *dst, const pc_sink_setti
     dst->service_url = dup_or_null(src->service_url, &oom);
     dst->admin_url = dup_or_null(src->admin_url, &oom);
     dst->producer_name = dup_or_null(src->producer_name, &oom);
+    dst->schema_type = dup_or_null(src->schema_type, &oom);
+    dst->schema_def = dup_or_null(src->schema_def, &oom);
     dst->topics = src->ntopics ? calloc(src->ntopics, sizeof *dst->topics) : NULL;
     if (src->ntopics && !dst->topics) {
         dst->ntopics = 0;
@@ -356,6 +377,13 @@ pulsarc_err_t pc_sink_validate(const pulsarc_sink_builder_t *b, char *errstr, si
         return say(PULSARC_ERR_INVALID_ARG, errstr, errlen,
                    "Config option pulsar.client.serviceUrl is not provided for pulsar client.%s%s",
                    NULL, NULL);
+    if (b->s.schema_evolution && !b->s.schema_type)
+        return say(PULSARC_ERR_BAD_CONFIG, errstr, errlen, "pulsar.sink.enableSchemaEvolution "
+                   "needs pulsar.sink.schemaType (the schema the sink writes).%s%s", NULL, NULL);
+    if (!b->s.schema_evolution && (b->s.schema_type || b->s.schema_def))
+        return say(PULSARC_ERR_BAD_CONFIG, errstr, errlen, "pulsar.sink.schemaType / "
+                   "schemaDefinition are only declared with pulsar.sink.enableSchemaEvolution"
+                   "=true.%s%s", NULL, NULL);
     return PULSARC_OK;
 }
 
@@ -383,6 +411,11 @@ pulsarc_err_t pc_sink_client_conf(const pulsarc_sink_builder_t *b, pulsarc_conf_
         err = conf_apply(c, "sendTimeoutMs", "0", errstr, errlen);
     if (!err && b->s.guarantee == PULSARC_SINK_EXACTLY_ONCE)
         err = conf_apply(c, "enableTransaction", "true", errstr, errlen);
+    /* Every producer of the sink declares the schema; the broker checks each topic's. */
+    if (!err && b->s.schema_evolution)
+        err = conf_apply(c, "schemaType", b->s.schema_type, errstr, errlen);
+    if (!err && b->s.schema_evolution && b->s.schema_def)
+        err = conf_apply(c, "schemaDefinition", b->s.schema_def, errstr, errlen);
     if (err) {
         pulsarc_conf_destroy(c);
         return err;

@@ -43,6 +43,8 @@ typedef struct pc_sink_settings {
     pulsarc_sink_delayer_cb delayer;
     void *delayer_opaque;
     pc_sink_opts_t opts;
+    int schema_evolution;         /* pulsar.sink.enableSchemaEvolution */
+    char *schema_type, *schema_def; /* pulsar.sink.schemaType / schemaDefinition */
 } pc_sink_settings_t;
 
 struct pulsarc_sink_builder_s {

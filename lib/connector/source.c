@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client/schema.h"
 #include "connector/checkpoint.h"
 #include "connector/cursor.h"
 #include "connector/source_int.h"
@@ -315,6 +316,30 @@ static pulsarc_err_t check_conf(const pulsarc_source_conf_t *c, char *errstr, si
                          "pulsar.consumer.subscriptionName is required");
     if (c->ntopics == 0)
         return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG, "no topics to read");
+    if (c->schema_evolution && !c->schema_type)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "pulsar.source.enableSchemaEvolution needs pulsar.source.schemaType "
+                         "(the schema the application reads)");
+    if (!c->schema_evolution && (c->schema_type || c->schema_def))
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "pulsar.source.schemaType / schemaDefinition are only declared with "
+                         "pulsar.source.enableSchemaEvolution=true");
+    return PULSARC_OK;
+}
+
+/* A bad schemaType or definition fails here, before any split subscribes. */
+static pulsarc_err_t check_schema(const pulsarc_source_t *src, char *errstr, size_t errlen) {
+    pulsarc_conf_t *cc;
+    char why[384] = "";
+    pulsarc_err_t err = pc_split_consumer_conf(src, &cc, why, sizeof why);
+    if (!err) {
+        pc_schema_t schema;
+        err = pc_schema_from_conf(&schema, cc, why, sizeof why);
+        pc_schema_clear(&schema);
+        pulsarc_conf_destroy(cc);
+    }
+    if (err)
+        return pc_seterr(errstr, errlen, err, "pulsar.source.schemaType/schemaDefinition: %s", why);
     return PULSARC_OK;
 }
 
@@ -351,7 +376,9 @@ pulsarc_err_t pulsarc_source_new(pulsarc_client_t *client, const pulsarc_source_
     uint64_t now = pc_source_now_ms();
     src->next_discovery_ms = now + (uint64_t)(conf->discovery_ms > 0 ? conf->discovery_ms : 0);
     src->next_auto_commit_ms = now + (uint64_t)conf->auto_commit_ms;
-    err = open_splits(src, checkpoint, checkpoint_len, errstr, errlen);
+    err = check_schema(src, errstr, errlen);
+    if (!err)
+        err = open_splits(src, checkpoint, checkpoint_len, errstr, errlen);
     if (err) {
         pulsarc_source_destroy(src);
         return err;

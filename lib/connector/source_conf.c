@@ -100,6 +100,9 @@ static const key_def_t keys[] = {
     {"pulsar.source.resetSubscriptionCursor", parse_bool, OFF(reset_cursor)},
     {"pulsar.source.enableMetrics", parse_bool, OFF(metrics)},
     {"pulsar.source.transactionTimeoutMillis", parse_pos_i64, OFF(txn_timeout_ms)},
+    {"pulsar.source.enableSchemaEvolution", parse_bool, OFF(schema_evolution)},
+    {"pulsar.source.schemaType", parse_str, OFF(schema_type)},
+    {"pulsar.source.schemaDefinition", parse_str, OFF(schema_def)},
     {"pulsar.admin.adminUrl", parse_str, OFF(admin_url)},
 };
 
@@ -127,6 +130,8 @@ pulsarc_source_conf_t *pulsarc_source_conf_new(void) {
 void pc_source_conf_clear(pulsarc_source_conf_t *c) {
     free(c->sub_name);
     free(c->admin_url);
+    free(c->schema_type);
+    free(c->schema_def);
     for (size_t i = 0; i < c->ntopics; i++)
         free(c->topics[i]);
     free(c->topics);
@@ -152,6 +157,8 @@ pulsarc_err_t pc_source_conf_copy(pulsarc_source_conf_t *dst, const pulsarc_sour
     *dst = *src;
     dst->sub_name = dup_or_null(src->sub_name, &failed);
     dst->admin_url = dup_or_null(src->admin_url, &failed);
+    dst->schema_type = dup_or_null(src->schema_type, &failed);
+    dst->schema_def = dup_or_null(src->schema_def, &failed);
     dst->topics = calloc(src->ntopics ? src->ntopics : 1, sizeof *dst->topics);
     dst->ntopics = 0;
     for (size_t i = 0; dst->topics && i < src->ntopics; i++)

@@ -28,6 +28,9 @@ struct pulsarc_source_conf_s {
     int reset_cursor;
     int metrics;
     int64_t txn_timeout_ms;   /* pulsar.source.transactionTimeoutMillis */
+    int schema_evolution;     /* pulsar.source.enableSchemaEvolution */
+    char *schema_type;        /* pulsar.source.schemaType, NULL: unset */
+    char *schema_def;         /* pulsar.source.schemaDefinition */
     char *admin_url;
     pulsarc_start_cursor_t start;
     pulsarc_stop_cursor_t stop;
@@ -134,6 +137,9 @@ typedef struct pc_split_open_args {
 pulsarc_err_t pc_split_open(pulsarc_source_t *src, const pc_split_open_args_t *a,
                             pc_split_t **out, char *errstr, size_t errlen);
 void pc_split_destroy(pc_split_t *s);
+/* The configuration every split's consumer gets (*out owned by the caller). */
+pulsarc_err_t pc_split_consumer_conf(const pulsarc_source_t *src, pulsarc_conf_t **out,
+                                     char *errstr, size_t errlen);
 /* Receives one message for the split (pending first), waiting up to timeout_ms. */
 pulsarc_err_t pc_split_receive(pc_split_t *s, pulsarc_msg_t **msg, int timeout_ms);
 /* Finishes the split when nothing below its bound can arrive any more. */

@@ -172,29 +172,54 @@ int pc_split_below_floor(const pc_split_t *s, const pulsarc_msgid_t *id) {
 
 /* ---------- consumer ---------- */
 
-static pulsarc_conf_t *consumer_conf(const pulsarc_source_t *src) {
+/* The declared schema travels only with enableSchemaEvolution (checked at source_new). */
+static pulsarc_err_t set_schema(const pulsarc_source_t *src, pulsarc_conf_t *c, char *errstr,
+                                size_t errlen) {
+    if (!src->conf.schema_evolution)
+        return PULSARC_OK;
+    pulsarc_err_t err = pulsarc_conf_set(c, "schemaType", src->conf.schema_type, errstr, errlen);
+    if (!err && src->conf.schema_def)
+        err = pulsarc_conf_set(c, "schemaDefinition", src->conf.schema_def, errstr, errlen);
+    return err;
+}
+
+pulsarc_err_t pc_split_consumer_conf(const pulsarc_source_t *src, pulsarc_conf_t **out,
+                                     char *errstr, size_t errlen) {
     pulsarc_conf_t *c = pulsarc_conf_new();
     if (!c)
-        return NULL;
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
     const char *initial = src->conf.start.kind == PULSARC_START_LATEST ? "Latest" : "Earliest";
-    if (pulsarc_conf_set(c, "subscriptionType", sub_type_names[src->conf.sub_type], NULL, 0) ||
-        pulsarc_conf_set(c, "subscriptionInitialPosition", initial, NULL, 0) ||
-        pulsarc_conf_set(c, "keySharedAllowOutOfOrderDelivery",
-                         src->conf.key_shared_ooo ? "true" : "false", NULL, 0)) {
+    pulsarc_err_t err = pulsarc_conf_set(c, "subscriptionType", sub_type_names[src->conf.sub_type],
+                                         errstr, errlen);
+    if (!err)
+        err = pulsarc_conf_set(c, "subscriptionInitialPosition", initial, errstr, errlen);
+    if (!err)
+        err = pulsarc_conf_set(c, "keySharedAllowOutOfOrderDelivery",
+                               src->conf.key_shared_ooo ? "true" : "false", errstr, errlen);
+    if (!err)
+        err = set_schema(src, c, errstr, errlen);
+    if (err)
         pulsarc_conf_destroy(c);
-        return NULL;
-    }
-    return c;
+    else
+        *out = c;
+    return err;
 }
 
 static pulsarc_err_t subscribe(pulsarc_source_t *src, pc_split_t *s, char *errstr,
                                size_t errlen) {
-    pulsarc_conf_t *cc = consumer_conf(src);
-    if (!cc)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
-    pulsarc_err_t err = pulsarc_consumer_new(src->client, s->name, src->conf.sub_name, cc,
-                                             &s->consumer, errstr, errlen);
+    pulsarc_conf_t *cc;
+    pulsarc_err_t err = pc_split_consumer_conf(src, &cc, errstr, errlen);
+    if (err)
+        return err;
+    char why[512] = "";
+    err = pulsarc_consumer_new(src->client, s->name, src->conf.sub_name, cc, &s->consumer, why,
+                               sizeof why);
     pulsarc_conf_destroy(cc);
+    if (err == PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA)
+        return pc_seterr(errstr, errlen, err, "split %s: the topic's schema does not accept "
+                         "pulsar.source.schemaType %s: %s", s->name, src->conf.schema_type, why);
+    if (err)
+        pc_seterr(errstr, errlen, err, "%s", why);
     return err;
 }
 

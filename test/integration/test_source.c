@@ -843,6 +843,63 @@ START_TEST(test_conf_keys) {
 }
 END_TEST
 
+/* enableSchemaEvolution: each split declares the application's schema and the broker judges it. */
+START_TEST(test_schema_evolution) {
+    static const char *v1 = "{\"type\":\"record\",\"name\":\"R\",\"fields\":["
+                            "{\"name\":\"a\",\"type\":\"int\"}]}";
+    static const char *v2 = "{\"type\":\"record\",\"name\":\"R\",\"fields\":["
+                            "{\"name\":\"a\",\"type\":\"int\"},"
+                            "{\"name\":\"b\",\"type\":\"long\",\"default\":0}]}";
+    pulsarc_client_t *c = pct_client();
+    const char *t = pct_topic("src-schema");
+    const char *pkv[] = {"schemaType", "AVRO", "schemaDefinition", v1, "batchingEnabled", "false",
+                         NULL};
+    pulsarc_conf_t *pconf = pct_conf(pkv);
+    pulsarc_producer_t *p = NULL;
+    char err[512];
+    ck_assert_msg(pulsarc_producer_new(c, t, pconf, &p, err, sizeof err) == PULSARC_OK, "%s", err);
+    send_range(p, 0, 5, NULL);
+    const char *topics[] = {t, NULL};
+    const char *ok_kv[] = {"pulsar.source.enableSchemaEvolution", "true",
+                           "pulsar.source.schemaType", "AVRO",
+                           "pulsar.source.schemaDefinition", v2, NULL};
+    pulsarc_source_conf_t *conf = sconf(topics, "s", ok_kv);
+    pulsarc_source_t *src = open_source(c, conf, NULL, 0);
+    unsigned char seen[8] = {0};
+    ck_assert_int_eq(drain(src, 5, seen, 8).count, 5);
+    pulsarc_source_destroy(src);
+    pulsarc_source_conf_destroy(conf);
+    /* A type the topic's schema cannot be read as: refused, naming the split. */
+    const char *bad_kv[] = {"pulsar.source.enableSchemaEvolution", "true",
+                            "pulsar.source.schemaType", "INT64", NULL};
+    conf = sconf(topics, "s2", bad_kv);
+    src = NULL;
+    pulsarc_err_t e = pulsarc_source_new(c, conf, NULL, 0, &src, err, sizeof err);
+    printf("[source] incompatible schema: %s (%.160s)\n", pulsarc_errname(e), err);
+    ck_assert_int_eq(e, PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA);
+    ck_assert_ptr_nonnull(strstr(err, t));
+    ck_assert_ptr_null(src);
+    pulsarc_source_conf_destroy(conf);
+    /* Without evolution the schema keys are refused; with it, a type is required. */
+    const char *half_kv[] = {"pulsar.source.schemaType", "AVRO", NULL};
+    conf = sconf(topics, "s3", half_kv);
+    ck_assert_int_eq(pulsarc_source_new(c, conf, NULL, 0, &src, err, sizeof err),
+                     PULSARC_ERR_BAD_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err, "enableSchemaEvolution"));
+    pulsarc_source_conf_destroy(conf);
+    const char *untyped_kv[] = {"pulsar.source.enableSchemaEvolution", "true",
+                                "pulsar.source.schemaType", "AVRO", NULL};
+    conf = sconf(topics, "s4", untyped_kv);
+    ck_assert_int_eq(pulsarc_source_new(c, conf, NULL, 0, &src, err, sizeof err),
+                     PULSARC_ERR_BAD_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err, "schemaDefinition"));
+    pulsarc_source_conf_destroy(conf);
+    pulsarc_conf_destroy(pconf);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *source_suite(void) {
     Suite *s = suite_create("live-source");
     TCase *tc = tcase_create("source");
@@ -868,6 +925,7 @@ static Suite *source_suite(void) {
     tcase_add_test(tc, test_verify_initial_offsets);
     tcase_add_test(tc, test_subscription_types);
     tcase_add_test(tc, test_metrics_counts_and_lag);
+    tcase_add_test(tc, test_schema_evolution);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -47,6 +47,9 @@ START_TEST(test_sizes_and_rejections) {
     const uint8_t no_entry[] = {0x08, 0x01}; /* entryId is required */
     ck_assert_int_eq(pulsarc_msgid_deserialize(no_entry, sizeof no_entry, &back), PULSARC_ERR_MALFORMED);
     ck_assert_int_eq(pulsarc_msgid_deserialize(NULL, 3, &back), PULSARC_ERR_INVALID_ARG);
+    ck_assert_int_eq(pulsarc_msgid_deserialize(buf, len, NULL), PULSARC_ERR_INVALID_ARG);
+    ck_assert_int_eq(pulsarc_msgid_serialize(NULL, buf, &len), PULSARC_ERR_INVALID_ARG);
+    ck_assert_int_eq(pulsarc_msgid_serialize(&id, buf, NULL), PULSARC_ERR_INVALID_ARG);
 }
 END_TEST
 

@@ -46,6 +46,7 @@ static const char *const COVERED[] = {
     "pulsarc_msg_disable_replication", "pulsarc_msg_set_null_value", "pulsarc_msg_set_property",
     "pulsarc_msg_set_event_time", "pulsarc_msg_set_sequence_id", "pulsarc_msg_payload",
     "pulsarc_msg_len", "pulsarc_msg_key", "pulsarc_msg_key_bytes", "pulsarc_msg_ordering_key",
+    "pulsarc_msg_schema_version",
     "pulsarc_msg_is_null_value", "pulsarc_msg_deliver_at", "pulsarc_msg_property",
     "pulsarc_msg_property_count", "pulsarc_msg_property_at", "pulsarc_msg_id",
     "pulsarc_msg_publish_time", "pulsarc_msg_event_time", "pulsarc_msg_sequence_id",
@@ -68,6 +69,12 @@ static const char *const COVERED[] = {
     "pulsarc_consumer_destroy", "pulsarc_reader_new", "pulsarc_reader_read",
     "pulsarc_reader_has_message_available", "pulsarc_reader_seek", "pulsarc_reader_seek_time",
     "pulsarc_reader_consumer", "pulsarc_reader_close", "pulsarc_reader_destroy",
+    /* NULL arguments of these are checked beside their other tests: */
+    "pulsarc_msgid_serialize", "pulsarc_msgid_deserialize",          /* test_msgid_wire.c */
+    "pulsarc_txn_new", "pulsarc_txn_commit", "pulsarc_txn_abort", "pulsarc_txn_destroy",
+    "pulsarc_txn_resume", "pulsarc_txn_release", "pulsarc_txn_id", "pulsarc_producer_send_txn",
+    "pulsarc_producer_send_async_txn", "pulsarc_consumer_ack_id_txn",
+    "pulsarc_consumer_ack_ids_txn", "pulsarc_consumer_ack_cumulative_id_txn", /* test_txn.c */
 #ifdef PULSARC_WITH_CURL
     "pulsarc_admin_new", "pulsarc_admin_destroy", "pulsarc_admin_set_token", "pulsarc_admin_url",
     "pulsarc_admin_list_free", "pulsarc_admin_create_topic", "pulsarc_admin_create_partitioned_topic",
@@ -266,6 +273,8 @@ START_TEST(test_msg_getters) {
     ck_assert_ptr_null(pulsarc_msg_key(NULL));
     ck_assert_ptr_null(pulsarc_msg_key_bytes(NULL, &len));
     ck_assert_ptr_null(pulsarc_msg_ordering_key(NULL, &len));
+    ck_assert_ptr_null(pulsarc_msg_schema_version(NULL, &len));
+    ck_assert_uint_eq(len, 0);
     ck_assert_int_eq(pulsarc_msg_is_null_value(NULL), 0);
     ck_assert_uint_eq(pulsarc_msg_deliver_at(NULL), 0);
     ck_assert_ptr_null(pulsarc_msg_property(NULL, "a"));
@@ -288,6 +297,7 @@ START_TEST(test_msg_getters) {
     NOCRASH(pulsarc_msg_property_at(m, 0, NULL, NULL)); /* outputs optional */
     NOCRASH(pulsarc_msg_key_bytes(m, NULL));
     NOCRASH(pulsarc_msg_ordering_key(m, NULL));
+    ck_assert_ptr_null(pulsarc_msg_schema_version(m, NULL)); /* nothing declared on a new message */
     pulsarc_msg_destroy(m);
 }
 END_TEST

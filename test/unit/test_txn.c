@@ -29,6 +29,11 @@ START_TEST(test_null_args) {
     ck_assert_int_eq(pulsarc_consumer_ack_id_txn(NULL, NULL, NULL), PULSARC_ERR_INVALID_ARG);
     ck_assert_int_eq(pulsarc_consumer_ack_cumulative_id_txn(NULL, NULL, NULL), PULSARC_ERR_INVALID_ARG);
     ck_assert_int_eq(pulsarc_consumer_ack_ids_txn(NULL, NULL, NULL, 0), PULSARC_ERR_INVALID_ARG);
+    ck_assert_int_eq(pulsarc_producer_send_async_txn(NULL, NULL, NULL, NULL, NULL),
+                     PULSARC_ERR_INVALID_ARG);
+    ck_assert_int_eq(pulsarc_txn_resume(NULL, 1, 2, &t, err, sizeof err), PULSARC_ERR_INVALID_ARG);
+    ck_assert_ptr_null(t);
+    pulsarc_txn_release(NULL);
     pulsarc_txn_destroy(NULL);
 }
 END_TEST
