@@ -248,7 +248,8 @@ clean:
 -include $(patsubst %.o,%.d,$(LIB_OBJS))
 .SECONDARY:
 
-# Benchmarks: make bench (build/bench/*), make bench-run (bench/run.sh)
+# Benchmarks: make bench-build (build/bench/*), make bench-run (bench/run.sh),
+# make bench (both, then the client comparison on the replay server and live)
 -include bench/Makefile.inc
 
 # Code size (bench/size.sh): full and minimal (build-min) library, static example.

@@ -69,7 +69,7 @@ if [ "${NOBUILD:-0}" = 1 ]; then
     echo "NOBUILD=1: using the existing binaries in $B"
 else
     echo "building (make -f Makefile -f bench/Makefile.inc BUILD=$BUILD bench) ..."
-    if ! make -j"$(nproc)" -f Makefile -f bench/Makefile.inc BUILD="$BUILD" bench >"$OUT/build.log" 2>&1; then
+    if ! make -j"$(nproc)" -f Makefile -f bench/Makefile.inc BUILD="$BUILD" bench-build >"$OUT/build.log" 2>&1; then
         tail -30 "$OUT/build.log"
         echo "build failed (NOBUILD=1 runs the binaries already in $B)" >&2
         exit 1
