@@ -229,6 +229,13 @@ tsan-run: $(UNIT_BINS) $(addprefix $(BUILD)/test/integration/,$(TSAN_LIVE))
 	  $(BROKER) bash test/run-tests.sh $(addprefix $(BUILD)/test/integration/,$(TSAN_LIVE)) || st=1; \
 	  exit $$st
 
+# The reliability issue's full-size scenarios: 1,000,000 messages under 100
+# proxy cuts (dedup off and on) and 10 broker stop/starts (SIGTERM, SIGKILL).
+LONG_LIVE := test_faults test_broker_churn
+.PHONY: long
+long: $(addprefix $(BUILD)/test/integration/,$(LONG_LIVE))
+	@$(BROKER) env PULSARC_LONG=1 bash test/run-tests.sh $^
+
 valgrind: $(UNIT_BINS)
 	@VALGRIND=1 bash test/run-tests.sh $(UNIT_BINS)
 

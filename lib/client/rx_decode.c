@@ -287,7 +287,8 @@ static int add_batch_msg(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
 static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
                         const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
                         pc_rx_result_t *r) {
-    const uint8_t *p = e->data.data, *end = p + e->data.len;
+    /* An empty payload has no buffer: point at a static byte, never offset NULL. */
+    const uint8_t *p = e->data.data ? e->data.data : (const uint8_t *)"", *end = p + e->data.len;
     int n = md->num_messages_in_batch;
     for (int i = 0; i < n; i++) {
         smm_t s;
