@@ -168,7 +168,7 @@ docs/CONFIGURATION.md: tools/gen_config_doc.c lib/conf/props.h $(STATIC)
 DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
             libssl-dev zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev \
             libcurl4-openssl-dev libjson-c-dev check curl openssl valgrind \
-            clang-14 libclang-rt-14-dev \
+            clang-14 libclang-rt-14-dev python3-venv \
             openjdk-17-jdk-headless maven
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -215,10 +215,10 @@ asan:
 	$(MAKE) BUILD=build-asan OPT='-O1 -g -fno-omit-frame-pointer' \
 	  SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' unit live
 
-# ThreadSanitizer: unit tests, then test_basic and test_consumer on a broker,
+# ThreadSanitizer: unit tests, then test_basic, test_consumer, test_txn and test_sink on a broker,
 # in build-tsan. A race makes the test program exit non-zero (TSan's
 # exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
-TSAN_LIVE := test_basic test_consumer
+TSAN_LIVE := test_basic test_consumer test_txn test_sink
 .PHONY: tsan tsan-run
 tsan:
 	$(MAKE) BUILD=build-tsan OPT='-O1 -g -fno-omit-frame-pointer' SAN='-fsanitize=thread' tsan-run

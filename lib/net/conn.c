@@ -113,9 +113,8 @@ static void try_next_addr(pc_conn_t *c, const char *last_error);
 
 void pc_conn_ref(pc_conn_t *c) { c->refs++; }
 
-void pc_conn_unref(pc_conn_t *c) {
-    if (--c->refs > 0)
-        return;
+static void conn_free(void *arg) {
+    pc_conn_t *c = arg;
     pc_buf_free(&c->rbuf);
     pc_arena_free(&c->arena);
     pc_buf_free(&c->wbuf);
@@ -124,6 +123,13 @@ void pc_conn_unref(pc_conn_t *c) {
     free(c->proxy_to);
     free((char *)c->opts.client_version);
     free(c);
+}
+
+void pc_conn_unref(pc_conn_t *c) {
+    if (--c->refs > 0)
+        return;
+    /* Its io may be in the loop's current epoll batch (closed by a post). */
+    pc_loop_defer(c->loop, conn_free, c);
 }
 
 int pc_conn_is_ready(const pc_conn_t *c) { return c->state == ST_READY; }

@@ -4,7 +4,10 @@
  * their owners) and closures posted from application threads (a mutex-held
  * list, woken through an eventfd). Application threads only ever touch the
  * post queue. Stopping drains the queue first so that every posted closure
- * runs exactly once or is refused at post time — never lost.
+ * runs exactly once or is refused at post time — never lost. Objects
+ * whose pc_io_t may sit in the current epoll batch are freed through
+ * pc_loop_defer, after the batch: a post or an I/O callback that closes a
+ * connection must not leave a later event pointing at freed memory.
  */
 #include "net/loop.h"
 
@@ -36,6 +39,7 @@ struct pc_loop {
     int holds; /* promised post_held() calls still to come */
     pc_timer_t **heap;
     size_t nheap, capheap;
+    post_t *deferred; /* loop thread only: runs after the current batch */
 };
 
 int64_t pc_now_ms(void) {
@@ -219,6 +223,27 @@ static void run_posts(pc_loop_t *l) {
     }
 }
 
+void pc_loop_defer(pc_loop_t *l, pc_loop_fn fn, void *arg) {
+    post_t *p = pc_loop_in_thread(l) ? malloc(sizeof *p) : NULL;
+    if (!p) { /* off the loop thread no batch is in flight here; OOM: best effort */
+        fn(arg);
+        return;
+    }
+    p->fn = fn;
+    p->arg = arg;
+    p->next = l->deferred;
+    l->deferred = p;
+}
+
+static void run_deferred(pc_loop_t *l) {
+    while (l->deferred) { /* a deferred call may defer more */
+        post_t *p = l->deferred;
+        l->deferred = p->next;
+        p->fn(p->arg);
+        free(p);
+    }
+}
+
 static void *loop_main(void *arg) {
     pc_loop_t *l = arg;
     struct epoll_event evs[64];
@@ -234,6 +259,7 @@ static void *loop_main(void *arg) {
                 io->fn(io->arg, evs[i].events);
         }
         run_due_timers(l);
+        run_deferred(l);
         pthread_mutex_lock(&l->lock);
         int stop = l->stopping;
         pthread_mutex_unlock(&l->lock);

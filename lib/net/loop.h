@@ -56,4 +56,10 @@ pulsarc_err_t pc_io_add(pc_loop_t *l, pc_io_t *io, int fd, uint32_t events, pc_i
                         void *arg);
 pulsarc_err_t pc_io_mod(pc_loop_t *l, pc_io_t *io, uint32_t events);
 void pc_io_del(pc_loop_t *l, pc_io_t *io);
+/*
+ * Calls fn(arg) once the loop has finished the current batch of events
+ * (at once when called off the loop thread): for freeing objects whose
+ * pc_io_t a later event of the same batch may still point to.
+ */
+void pc_loop_defer(pc_loop_t *l, pc_loop_fn fn, void *arg);
 #endif
