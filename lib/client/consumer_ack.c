@@ -494,7 +494,8 @@ pulsarc_err_t pc_consumer_ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
 
 /* All n requests go out before the first answer is awaited: one round trip, not n. */
 pulsarc_err_t pc_consumer_ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
-                                       const pulsarc_msgid_t *ids, size_t n) {
+                                       const pulsarc_msgid_t *ids, size_t n,
+                                       pulsarc_err_t *errs) {
     pc_waiter_t *w = calloc(n ? n : 1, sizeof *w);
     if (!w)
         return PULSARC_ERR_NOMEM;
@@ -506,8 +507,12 @@ pulsarc_err_t pc_consumer_ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
     }
     if (first) /* the failed one was never posted: nothing will answer it */
         pc_waiter_destroy(&w[--posted]);
+    for (size_t i = posted; errs && i < n; i++)
+        errs[i] = first; /* never sent */
     for (size_t i = 0; i < posted; i++) {
         pulsarc_err_t err = pc_waiter_wait(&w[i], NULL, 0);
+        if (errs)
+            errs[i] = err;
         if (err && !first)
             first = err;
         pc_waiter_destroy(&w[i]);

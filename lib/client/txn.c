@@ -378,7 +378,7 @@ pulsarc_err_t pulsarc_consumer_ack_ids_txn(pulsarc_consumer_t *c, pulsarc_txn_t 
     pulsarc_err_t err = n ? pc_txn_op_begin(t) : PULSARC_OK;
     if (err || !n)
         return err;
-    err = pc_consumer_ack_txn_many(c, t, ids, n);
+    err = pc_consumer_ack_txn_many(c, t, ids, n, NULL);
     pc_txn_op_end(t, err);
     return err;
 }

@@ -217,9 +217,11 @@ static pulsarc_err_t encode(const pulsarc_source_t *src, const pc_pending_ckpt_t
                             void **blob, size_t *len) {
     pc_ckpt_t ck = {src->nsplits, calloc(src->nsplits ? src->nsplits : 1, sizeof(pc_ckpt_split_t)),
                     0, NULL};
-    if (!ck.splits || pc_source_txn_list(src, p, &ck.txns, &ck.ntxns)) {
+    pulsarc_err_t err = ck.splits ? pc_source_txn_list(src, p, &ck.txns, &ck.ntxns)
+                                  : PULSARC_ERR_NOMEM;
+    if (err) {
         free(ck.splits);
-        return PULSARC_ERR_NOMEM;
+        return err;
     }
     for (size_t i = 0; i < src->nsplits; i++) {
         const pc_split_t *s = src->splits[i];
@@ -228,7 +230,7 @@ static pulsarc_err_t encode(const pulsarc_source_t *src, const pc_pending_ckpt_t
         ck.splits[i] = cs;
     }
     uint8_t *out = NULL;
-    pulsarc_err_t err = pc_ckpt_encode(&ck, &out, len);
+    err = pc_ckpt_encode(&ck, &out, len);
     free(ck.splits); /* the topics are borrowed from the splits */
     free(ck.txns);
     *blob = out;
@@ -253,10 +255,12 @@ pulsarc_err_t pulsarc_source_checkpoint(pulsarc_source_t *src, uint64_t checkpoi
         pc_source_txn_free(p->txn, 1);
         p->txn = NULL;
     }
-    if (err)
+    if (err) {
         pending_free(p);
-    else
+    } else {
+        pc_source_txn_checkpointed(src, p);
         pending_append(src, p);
+    }
     return err;
 }
 

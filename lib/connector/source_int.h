@@ -114,6 +114,8 @@ int pc_source_txn_mode(const pulsarc_source_t *src);
 /* Acks every pending id in the reserved transaction, which p then owns; reserves the next. */
 pulsarc_err_t pc_source_txn_checkpoint(pulsarc_source_t *src, pc_pending_ckpt_t *p,
                                        char *errstr, size_t errlen);
+/* p's blob was written: its ids are the transaction's now, no longer pending. */
+void pc_source_txn_checkpointed(pulsarc_source_t *src, pc_pending_ckpt_t *p);
 /* The transactions blob p names (malloc'd array in *out). */
 pulsarc_err_t pc_source_txn_list(const pulsarc_source_t *src, const pc_pending_ckpt_t *p,
                                  struct pc_ckpt_txn **out, size_t *n);

@@ -22,14 +22,30 @@
  * checkpoint call, so between checkpoints nothing is pending in any
  * transaction and a crash simply leaves the messages unacknowledged.
  *
- * Failures: a failed acknowledgement fails the checkpoint (the ids stay
- * pending for the next one) and aborts that transaction, after which the
- * broker may deliver some of its messages again (at-least-once for that
- * epoch, never loss). A commit that fails at completion is reported and
- * its messages come back after the abort or timeout, never lost. On
- * restore a "commit" transaction the coordinator no longer knows was
- * committed by the previous source in all likelihood (it forgets ended
- * transactions), so it is logged, not fatal.
+ * Ids are de-duplicated before acknowledging (a redelivered message is
+ * emitted, and recorded, again), because the broker refuses a second ack
+ * of a position already pending in a transaction. An id the broker
+ * answers with TransactionConflict is acknowledged elsewhere already
+ * (another consumer of the subscription took a redelivered copy): it is
+ * dropped and counted, and does not fail the checkpoint.
+ *
+ * Failures: any other failed acknowledgement fails the checkpoint and
+ * aborts that transaction; the ids stay pending for the next checkpoint,
+ * and the broker may deliver some of them again meanwhile (at-least-once
+ * for that epoch, never loss). So does a blob that cannot be written
+ * after the acks went through. A commit that fails at completion is
+ * reported and its messages come back after the abort or timeout, never
+ * lost. On restore a "commit" transaction the coordinator no longer knows
+ * was committed by the previous source in all likelihood (it forgets
+ * ended transactions), so it is logged, not fatal.
+ *
+ * Windows no blob covers: the very first checkpoint of a fresh source (no
+ * earlier blob names its transaction), and a checkpoint after the
+ * reservation failed. If the application dies after such a checkpoint
+ * call and before it stored the blob, that epoch's acks hold its messages
+ * until transactionTimeoutMillis; they are delayed, not lost. The same
+ * holds for uncompleted checkpoints of a source destroyed and never
+ * restored.
  *
  * Thread: the application's, through the source's calls (the source is
  * not thread-safe).
@@ -87,19 +103,68 @@ static size_t pending_ids(const pulsarc_source_t *src) {
     return n;
 }
 
-static pulsarc_err_t ack_all(pulsarc_source_t *src, pc_src_txn_t *t, char *errstr, size_t errlen) {
-    for (size_t i = 0; i < src->nsplits; i++) {
-        pc_split_t *s = src->splits[i];
-        if (!s->unacked.n)
-            continue;
-        pulsarc_err_t err = pulsarc_consumer_ack_ids_txn(s->consumer, t->txn, s->unacked.ids,
-                                                         s->unacked.n);
-        if (err)
-            return pc_seterr(errstr, errlen, err, "split %s: acknowledging %zu messages in the "
-                             "checkpoint's transaction failed: %s", s->name, s->unacked.n,
-                             pulsarc_strerror(err));
+static int id_order(const void *a, const void *b) {
+    const pulsarc_msgid_t *x = a, *y = b;
+    if (x->ledger_id != y->ledger_id)
+        return x->ledger_id < y->ledger_id ? -1 : 1;
+    if (x->entry_id != y->entry_id)
+        return x->entry_id < y->entry_id ? -1 : 1;
+    return (x->batch_index > y->batch_index) - (x->batch_index < y->batch_index);
+}
+
+/* Sorts and drops repeated ids (redeliveries emitted twice). */
+static void dedup(pc_idvec_t *v) {
+    if (v->n < 2)
+        return;
+    qsort(v->ids, v->n, sizeof *v->ids, id_order);
+    size_t k = 1;
+    for (size_t i = 1; i < v->n; i++)
+        if (id_order(&v->ids[i], &v->ids[k - 1]))
+            v->ids[k++] = v->ids[i];
+    v->n = k;
+}
+
+/* TransactionConflict on one id: acknowledged elsewhere already, not our failure. */
+static pulsarc_err_t judge(const pulsarc_err_t *errs, size_t n, size_t *conflicts) {
+    pulsarc_err_t fatal = PULSARC_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (errs[i] == PULSARC_ERR_BROKER_TXN_CONFLICT)
+            ++*conflicts;
+        else if (errs[i] && !fatal)
+            fatal = errs[i];
     }
+    return fatal;
+}
+
+static pulsarc_err_t ack_split(pulsarc_source_t *src, pc_split_t *s, pc_src_txn_t *t,
+                               char *errstr, size_t errlen) {
+    dedup(&s->unacked);
+    pulsarc_err_t *errs = calloc(s->unacked.n, sizeof *errs);
+    pulsarc_err_t err = errs ? pc_txn_op_begin(t->txn) : PULSARC_ERR_NOMEM;
+    size_t conflicts = 0;
+    if (!err) {
+        pc_consumer_ack_txn_many(s->consumer, t->txn, s->unacked.ids, s->unacked.n, errs);
+        err = judge(errs, s->unacked.n, &conflicts);
+        pc_txn_op_end(t->txn, err); /* only a real failure dooms the commit */
+    }
+    free(errs);
+    if (conflicts)
+        pc_source_log(src, PULSARC_SOURCE_LOG_WARN, "split %s: %zu of %zu messages were "
+                      "acknowledged by another consumer already (redelivered copies)", s->name,
+                      conflicts, s->unacked.n);
+    if (err)
+        return pc_seterr(errstr, errlen, err, "split %s: acknowledging %zu messages in the "
+                         "checkpoint's transaction failed: %s", s->name, s->unacked.n,
+                         pulsarc_strerror(err));
     return PULSARC_OK;
+}
+
+static pulsarc_err_t ack_all(pulsarc_source_t *src, pc_src_txn_t *t, char *errstr, size_t errlen) {
+    pulsarc_err_t err = PULSARC_OK;
+    for (size_t i = 0; i < src->nsplits && !err; i++)
+        if (src->splits[i]->unacked.n)
+            err = ack_split(src, src->splits[i], t, errstr, errlen);
+    return err;
 }
 
 pulsarc_err_t pc_source_txn_checkpoint(pulsarc_source_t *src, pc_pending_ckpt_t *p,
@@ -116,9 +181,6 @@ pulsarc_err_t pc_source_txn_checkpoint(pulsarc_source_t *src, pc_pending_ckpt_t 
             return err;
         p->txn = src->reserved;
         src->reserved = NULL;
-        for (size_t i = 0; i < src->nsplits; i++)
-            src->splits[i]->unacked.n = 0; /* now the transaction's */
-        memset(p->unacked_upto, 0, p->n * sizeof *p->unacked_upto);
     }
     /* The next epoch's, named now so that a restore from here can abort it. */
     char why[256];
@@ -126,6 +188,14 @@ pulsarc_err_t pc_source_txn_checkpoint(pulsarc_source_t *src, pc_pending_ckpt_t 
         pc_source_log(src, PULSARC_SOURCE_LOG_WARN, "opening the next checkpoint's transaction "
                       "failed (%s); the next checkpoint tries again", why);
     return PULSARC_OK;
+}
+
+void pc_source_txn_checkpointed(pulsarc_source_t *src, pc_pending_ckpt_t *p) {
+    if (!p->txn)
+        return;
+    for (size_t i = 0; i < src->nsplits; i++)
+        src->splits[i]->unacked.n = 0; /* now the transaction's */
+    memset(p->unacked_upto, 0, p->n * sizeof *p->unacked_upto);
 }
 
 /* Every transaction blob p must name: pending ones and p's to commit, the reserved one to abort. */

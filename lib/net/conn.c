@@ -104,6 +104,7 @@ struct pc_conn {
     attached_t *producers, *consumers;
     void (*close_hook)(void *arg, pc_conn_t *c);
     void *close_hook_arg;
+    pc_defer_t defer;          /* the free after the last reference */
 };
 
 static void conn_on_io(void *arg, uint32_t events);
@@ -129,7 +130,7 @@ void pc_conn_unref(pc_conn_t *c) {
     if (--c->refs > 0)
         return;
     /* Its io may be in the loop's current epoll batch (closed by a post). */
-    pc_loop_defer(c->loop, conn_free, c);
+    pc_loop_defer(c->loop, &c->defer, conn_free, c);
 }
 
 int pc_conn_is_ready(const pc_conn_t *c) { return c->state == ST_READY; }

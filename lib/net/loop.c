@@ -39,7 +39,7 @@ struct pc_loop {
     int holds; /* promised post_held() calls still to come */
     pc_timer_t **heap;
     size_t nheap, capheap;
-    post_t *deferred; /* loop thread only: runs after the current batch */
+    pc_defer_t *deferred; /* loop thread only: runs after the current batch */
 };
 
 int64_t pc_now_ms(void) {
@@ -223,24 +223,22 @@ static void run_posts(pc_loop_t *l) {
     }
 }
 
-void pc_loop_defer(pc_loop_t *l, pc_loop_fn fn, void *arg) {
-    post_t *p = pc_loop_in_thread(l) ? malloc(sizeof *p) : NULL;
-    if (!p) { /* off the loop thread no batch is in flight here; OOM: best effort */
+void pc_loop_defer(pc_loop_t *l, pc_defer_t *d, pc_loop_fn fn, void *arg) {
+    if (!pc_loop_in_thread(l)) { /* no batch of this loop is in flight here */
         fn(arg);
         return;
     }
-    p->fn = fn;
-    p->arg = arg;
-    p->next = l->deferred;
-    l->deferred = p;
+    d->fn = fn;
+    d->arg = arg;
+    d->next = l->deferred;
+    l->deferred = d;
 }
 
 static void run_deferred(pc_loop_t *l) {
-    while (l->deferred) { /* a deferred call may defer more */
-        post_t *p = l->deferred;
-        l->deferred = p->next;
-        p->fn(p->arg);
-        free(p);
+    while (l->deferred) { /* a deferred call may defer more; fn may free d */
+        pc_defer_t *d = l->deferred;
+        l->deferred = d->next;
+        d->fn(d->arg);
     }
 }
 

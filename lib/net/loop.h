@@ -59,7 +59,13 @@ void pc_io_del(pc_loop_t *l, pc_io_t *io);
 /*
  * Calls fn(arg) once the loop has finished the current batch of events
  * (at once when called off the loop thread): for freeing objects whose
- * pc_io_t a later event of the same batch may still point to.
+ * pc_io_t a later event of the same batch may still point to. d lives in
+ * the object, so deferring never allocates and cannot fail.
  */
-void pc_loop_defer(pc_loop_t *l, pc_loop_fn fn, void *arg);
+typedef struct pc_defer {
+    struct pc_defer *next;
+    pc_loop_fn fn;
+    void *arg;
+} pc_defer_t;
+void pc_loop_defer(pc_loop_t *l, pc_defer_t *d, pc_loop_fn fn, void *arg);
 #endif
