@@ -39,6 +39,12 @@ rm -f "$PID_FILE"
 for hp in "$BROKER_PORT" "$WEB_PORT" "$BOOKIE_PORT" "$BROKER_PORT_TLS" "$WEB_PORT_TLS" \
           "$BROKER_PORT_TLS $WRONG_HOST"; do
     read -r port host <<< "$hp"
+    # A JVM just killed can hold its sockets a moment longer than its main
+    # thread lives (stop.sh sees a zombie leader while other threads exit).
+    for _ in $(seq 1 75); do
+        port_in_use "$port" "${host:-$BROKER_HOST}" || break
+        sleep 0.2
+    done
     if port_in_use "$port" "${host:-$BROKER_HOST}"; then
         ss -ltnp "sport = :$port" >&2 2>/dev/null || true
         die "port $port on ${host:-$BROKER_HOST} is already in use by another process (not started by start.sh)"
