@@ -458,7 +458,9 @@ static void adopt_success(pulsarc_producer_t *p, const Pulsar__Proto__CommandPro
         p->topic_epoch = s->topic_epoch;
         p->has_topic_epoch = 1;
     }
-    if (s->has_schema_version && s->schema_version.len <= sizeof p->schema_version) {
+    /* Brokers send an empty version to producers that declared no schema. */
+    if (s->has_schema_version && s->schema_version.len > 0 &&
+        s->schema_version.len <= sizeof p->schema_version) {
         memcpy(p->schema_version, s->schema_version.data, s->schema_version.len);
         p->schema_version_len = s->schema_version.len;
     }
