@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "connector/sink_int.h"
+#include "connector/txn_open.h"
 #include "core/err.h"
 
 struct pc_sink_txn {
@@ -140,21 +141,14 @@ pulsarc_err_t pc_sink_txn_restore(pulsarc_sink_t *sk, const pc_sink_state_t *st,
 
 /* ---------- the open transaction ---------- */
 
-static int txn_timeout(const pulsarc_sink_t *sk) {
-    int64_t t = sk->s.opts.txn_timeout_ms;
-    return t > 2147483647 ? 2147483647 : (int)t;
-}
-
 static pulsarc_err_t open_txn(pulsarc_sink_t *sk, pc_sink_txn_t **slot, char *errstr,
                               size_t errlen) {
     pc_sink_txn_t *t = calloc(1, sizeof *t);
     if (!t)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
-    pulsarc_err_t err = pulsarc_txn_new(sk->client, txn_timeout(sk), &t->txn, errstr, errlen);
-    if (!err)
-        err = pulsarc_txn_id(t->txn, &t->most, &t->least);
+    pulsarc_err_t err = pc_connector_txn_open(sk->client, sk->s.opts.txn_timeout_ms, &t->txn,
+                                              &t->most, &t->least, errstr, errlen);
     if (err) {
-        pulsarc_txn_destroy(t->txn);
         free(t);
         return err;
     }

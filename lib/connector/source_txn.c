@@ -56,15 +56,11 @@
 #include "client/txn.h"
 #include "connector/checkpoint.h"
 #include "connector/source_int.h"
+#include "connector/txn_open.h"
 #include "core/err.h"
 
 int pc_source_txn_mode(const pulsarc_source_t *src) {
     return pc_source_shared(src) && !src->conf.auto_ack && pc_client_txn_enabled(src->client);
-}
-
-static int timeout_ms(const pulsarc_source_t *src) {
-    int64_t t = src->conf.txn_timeout_ms;
-    return t > 2147483647 ? 2147483647 : (int)t;
 }
 
 static pulsarc_err_t open_txn(pulsarc_source_t *src, pc_src_txn_t **out, char *errstr,
@@ -72,11 +68,9 @@ static pulsarc_err_t open_txn(pulsarc_source_t *src, pc_src_txn_t **out, char *e
     pc_src_txn_t *t = calloc(1, sizeof *t);
     if (!t)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
-    pulsarc_err_t err = pulsarc_txn_new(src->client, timeout_ms(src), &t->txn, errstr, errlen);
-    if (!err)
-        err = pulsarc_txn_id(t->txn, &t->most, &t->least);
+    pulsarc_err_t err = pc_connector_txn_open(src->client, src->conf.txn_timeout_ms, &t->txn,
+                                              &t->most, &t->least, errstr, errlen);
     if (err) {
-        pulsarc_txn_destroy(t->txn);
         free(t);
         return err;
     }
