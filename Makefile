@@ -11,9 +11,12 @@
 # make install PREFIX=/usr/local
 #
 # Build options: WITH_TLS=0 (no OpenSSL), WITH_CURL=0 (no libcurl),
-# WITH_ZSTD=0, WITH_SNAPPY=0 (optional codecs).
+# WITH_ZSTD=0, WITH_SNAPPY=0 (optional codecs), WITH_CONNECTOR=0 (no
+# source/sink/table layer: the client library alone; `make lib` only, the
+# CLI and the tests need the connector).
 
 WITH_TLS    ?= 1
+WITH_CONNECTOR ?= 1
 WITH_CURL   ?= 1
 WITH_ZSTD   ?= 1
 WITH_SNAPPY ?= 1
@@ -79,6 +82,12 @@ ifneq ($(WITH_ZSTD),1)
 endif
 ifneq ($(WITH_SNAPPY),1)
   LIB_SRCS := $(filter-out lib/core/codec_snappy.c,$(LIB_SRCS))
+endif
+ifneq ($(WITH_CONNECTOR),1)
+  LIB_SRCS := $(filter-out lib/connector/%,$(LIB_SRCS))
+  ifneq ($(filter-out lib size clean %.a %.so %.pc,$(or $(MAKECMDGOALS),all)),)
+    $(error WITH_CONNECTOR=0 builds the client library only (make lib): the CLI, examples and tests use the connector layer)
+  endif
 endif
 
 PROTO_C := $(BUILD)/gen/PulsarApi.pb-c.c
@@ -168,7 +177,7 @@ docs/CONFIGURATION.md: tools/gen_config_doc.c lib/conf/props.h $(STATIC)
 DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
             libssl-dev zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev \
             libcurl4-openssl-dev libjson-c-dev check curl openssl valgrind \
-            clang-14 libclang-rt-14-dev python3-venv \
+            clang-14 libclang-rt-14-dev python3-venv musl-tools \
             openjdk-17-jdk-headless maven
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

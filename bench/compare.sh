@@ -7,7 +7,9 @@
 #  - Replay mode (default): every client drains MSGS messages of one corpus
 #    (default batch100x1000) from build/bench/replay_server, a fresh server
 #    per run, subscription Exclusive/Earliest, receiver queue QUEUE (10000,
-#    fetch's default), no acks. Server on CPU 0, client on CPU 1 (PIN=1).
+#    fetch's default), no acks; pulsarc takes up to 1000 per
+#    pulsarc_consumer_batch_receive (its fastest path, like the Python
+#    driver's batch_receive). Server on CPU 0, client on CPU 1 (PIN=1).
 #  - Live mode (--live, needs PULSAR_SERVICE_URL, e.g. under
 #    test/broker/run-with-broker.sh): LIVE_MSGS 100-byte messages are
 #    produced once, batched, to a fresh topic; then each client drains that
@@ -148,7 +150,7 @@ ROWS=$OUT/compare-$TAG.rows
 : >"$ROWS"
 echo "$WHERE; queue=$QUEUE pairs=$PAIRS; java $JVER; pulsar-client (PyPI) $PYVER; PIN=$PIN"
 for r in $(seq 1 "$PAIRS"); do
-    f=$(run fetch "$B/fetch" --url "$URL" --topic "$TOPIC" --sub "c-$r" --messages "$N" --queue "$QUEUE" --label pulsarc)
+    f=$(run fetch "$B/fetch" --url "$URL" --topic "$TOPIC" --sub "c-$r" --messages "$N" --queue "$QUEUE" --batch 1000 --label pulsarc)
     j=-; p=-; d=-
     [ $HAVE_JAVA = 1 ] && j=$(run java java -Xms512m -cp "$JAVA_CP" FetchJava --url "$URL" --topic "$TOPIC" --sub "j-$r" --messages "$N" --queue "$QUEUE")
     [ $HAVE_PY = 1 ] && p=$(run python "$VENV/bin/python" bench/compare_py.py --url "$URL" --topic "$TOPIC" --sub "p-$r" --messages "$N" --queue "$QUEUE")

@@ -125,11 +125,30 @@ done
 say ""
 
 # ---------------------------------------------------------------- callgrind
+# incl FILE FUNC: inclusive Ir of FUNC in a callgrind file (0 when absent)
+incl() {
+    callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
+        awk -v f=":$2 " 'index($0, f) { gsub(",", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }'
+}
+# decode_only_ir FILE MSGS: (frame parse + rx decode - payload copy - decompression) / msgs
+decode_only_ir() {
+    local fp rx cp dz
+    fp=$(incl "$1" pc_frame_parse)
+    rx=$(incl "$1" pc_rx_decode)
+    [ "$rx" = 0 ] && { echo "-"; return; } # the proto path has no pc_rx_decode
+    cp=$(incl "$1" pc_buf_append)
+    dz=$(incl "$1" pc_codec_decompress)
+    awk -v a="$fp" -v b="$rx" -v c="$cp" -v d="$dz" -v m="$2" 'BEGIN { printf "%.0f\n", (a + b - c - d) / m }'
+}
 if [ "$CALLGRIND" = 1 ] && command -v valgrind >/dev/null; then
     say "## 3. Instructions per message (callgrind, --toggle-collect=decode_pass)"
     say ""
-    say "| corpus | path | msgs | Ir total | Ir/msg | Ir/frame |"
-    say "|---|---|---|---|---|---|"
+    say "Ir/msg: everything decode_pass runs, the application's side included (getters,"
+    say "pulsarc_msg_destroy). decode Ir/msg: only the decode (pc_frame_parse + pc_rx_decode),"
+    say "without the payload copy and decompression (performance.md §5.2)."
+    say ""
+    say "| corpus | path | msgs | Ir total | Ir/msg | Ir/frame | decode Ir/msg |"
+    say "|---|---|---|---|---|---|---|"
     for c in $CORPORA; do
         case $c in single100) m=$(n 20000) ;; batch1kx100) m=$(n 50000) ;; *) m=$(n 100000) ;; esac
         for p in $PATHS; do
@@ -143,8 +162,9 @@ if [ "$CALLGRIND" = 1 ] && command -v valgrind >/dev/null; then
                 say "| $c | $p | failed | | | |"
                 continue
             fi
+            dec=$(decode_only_ir "$cg" "$msgs")
             say "| $c | $p | $msgs | $ir | $(awk -v a="$ir" -v b="$msgs" 'BEGIN { printf "%.0f", a / b }') |" \
-                "$(awk -v a="$ir" -v b="$frames" 'BEGIN { printf "%.0f", a / b }') |"
+                "$(awk -v a="$ir" -v b="$frames" 'BEGIN { printf "%.0f", a / b }') | $dec |"
         done
     done
     say ""
@@ -202,10 +222,12 @@ one_row() {
         return
     fi
     col() { kv "$1" <"$runs" | median; }
-    local q a
+    local q a rb
     q=$(head -1 "$runs" | kv queue)
     a=$(head -1 "$runs" | kv ack)
-    say "| $label | $q | $a | $msgs | $(col msgs_per_s) | $(kv msgs_per_s <"$runs" | minmax) | $(col MB_per_s) |" \
+    rb=$(head -1 "$runs" | kv batch)
+    [ "${rb:-0}" = 0 ] && rb=one || rb="batch $rb"
+    say "| $label | $rb | $q | $a | $msgs | $(col msgs_per_s) | $(kv msgs_per_s <"$runs" | minmax) | $(col MB_per_s) |" \
         "$(col cpu_s_per_M) | $(col user_s_per_M) | $(col sys_s_per_M) |" \
         "$(awk -v a="$(col nvcsw_per_M)" -v b="$(col nivcsw_per_M)" 'BEGIN { printf "%.0f", a + b }') |" \
         "$(col allocs_per_msg) | $(col busy_pct) |"
@@ -214,17 +236,21 @@ one_row() {
 say "## 4. Replay server -> fetch (public API), medians of $REPS runs"
 say ""
 say "server on CPU 0, client on CPU 1 (PIN=$PIN); window = after subscribe .. N-th message destroyed."
+say "receive: \"batch 1000\" = pulsarc_consumer_batch_receive up to 1000 at once (the fastest path),"
+say "\"one\" = pulsarc_consumer_receive per message."
 say ""
-say "| run | queue | ack | msgs | msg/s | msg/s min-max | MB/s | CPU s/M | user s/M | sys s/M | csw/M | allocs/msg | server busy % |"
-say "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-one_row batch100x1000 batch100x1000 "$(n 10000000)"
-one_row batch100x1000-lz4 batch100x1000-lz4 "$(n 5000000)"
-one_row batch100x1000-zlib batch100x1000-zlib "$(n 2000000)"
-one_row batch100x1000-zstd batch100x1000-zstd "$(n 4000000)"
-one_row batch100x1000-snappy batch100x1000-snappy "$(n 4000000)"
-one_row single100 single100 "$(n 1000000)"
-one_row batch1kx100 batch1kx100 "$(n 3000000)"
-one_row batch100x1000-ack batch100x1000 "$(n 1000000)" --ack
+say "| run | receive | queue | ack | msgs | msg/s | msg/s min-max | MB/s | CPU s/M | user s/M | sys s/M | csw/M | allocs/msg | server busy % |"
+say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+one_row batch100x1000 batch100x1000 "$(n 20000000)" --batch 1000
+one_row batch100x1000-one batch100x1000 "$(n 20000000)"
+one_row batch100x1000-lz4 batch100x1000-lz4 "$(n 10000000)" --batch 1000
+one_row batch100x1000-zlib batch100x1000-zlib "$(n 4000000)" --batch 1000
+one_row batch100x1000-zstd batch100x1000-zstd "$(n 8000000)" --batch 1000
+one_row batch100x1000-snappy batch100x1000-snappy "$(n 8000000)" --batch 1000
+one_row single100 single100 "$(n 3000000)" --batch 1000
+one_row single100-one single100 "$(n 3000000)"
+one_row batch1kx100 batch1kx100 "$(n 3000000)" --batch 1000
+one_row batch100x1000-ack batch100x1000 "$(n 2000000)" --ack
 one_row batch100x1000-q1000 batch100x1000 "$(n 5000000)" --queue 1000
 say ""
 say "logs: $OUT (fetch.log, server.all.log, decode.log); table: $RESULTS"

@@ -3,28 +3,50 @@
 #
 # Builds (a) the full library in $BUILD (default build), (b) a minimal one
 # (WITH_TLS=0 WITH_CURL=0 WITH_ZSTD=0 WITH_SNAPPY=0) in $MIN_BUILD (default
-# build-min), (c) examples/produce_consume.c linked -static against the
-# minimal libpulsarc.a and Debian's static protobuf-c, lz4 and zlib archives,
-# and prints text/data/bss (`size`) beside the dynamic dependencies (`ldd`)
+# build-min), (c) the same built for size (-Os, no unwind tables, packed
+# relative relocations when the linker has them) in $SMALL_BUILD, with and
+# without the connector layer (WITH_CONNECTOR=0: the client alone),
+# (d) examples/produce_consume.c linked -static against the minimal
+# libpulsarc.a and Debian's static protobuf-c, lz4 and zlib archives, with
+# glibc and, when musl-gcc is installed (Debian musl-tools), with musl, and
+# prints text/data/bss (`size`) beside the dynamic dependencies (`ldd`)
 # and the goals: full <= 600 KB text, minimal <= 250 KB, static example
 # <= 1 MB. Then the largest symbols of the minimal library and the share of
 # each archive in the static example, to show what dominates.
 #
-# Environment: BUILD (build), MIN_BUILD (build-min), TOP (15 symbols).
+# Environment: BUILD (build), MIN_BUILD (build-min), SMALL_BUILD
+# (build-small), TOP (15 symbols), SIZE_RUN_URL (a broker: the static
+# examples then also produce and consume 200 messages there, to show they
+# work; `make bench` sets it to its scripted broker).
 # Figures only; no size is asserted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=${BUILD:-build}
 MIN_BUILD=${MIN_BUILD:-build-min}
+SMALL_BUILD=${SMALL_BUILD:-build-small}
 TOP=${TOP:-15}
 MIN_OPTS=(WITH_TLS=0 WITH_CURL=0 WITH_ZSTD=0 WITH_SNAPPY=0)
+SMALL_OPT="-Os -g -fno-asynchronous-unwind-tables"
+SMALL_LDFLAGS=
+if ld --help 2>/dev/null | grep -q pack-relative-relocs; then
+    SMALL_LDFLAGS="-Wl,-z,pack-relative-relocs" # DT_RELR: glibc >= 2.36 loads it
+fi
 OUT=$MIN_BUILD/size
 mkdir -p "$OUT"
 
 echo "building full ($BUILD) and minimal ($MIN_BUILD: ${MIN_OPTS[*]}) libraries ..."
 make -j"$(nproc)" BUILD="$BUILD" lib >"$OUT/build-full.log" 2>&1 || { tail -20 "$OUT/build-full.log"; exit 1; }
 make -j"$(nproc)" BUILD="$MIN_BUILD" "${MIN_OPTS[@]}" lib >"$OUT/build-min.log" 2>&1 || { tail -20 "$OUT/build-min.log"; exit 1; }
+echo "building for size ($SMALL_BUILD: -Os, no unwind tables${SMALL_LDFLAGS:+, packed relocations}; with and without the connector) ..."
+small() { # build-dir extra-make-args...
+    local dir=$1
+    shift
+    make -j"$(nproc)" BUILD="$dir" OPT="$SMALL_OPT" LDFLAGS="$SMALL_LDFLAGS" "${MIN_OPTS[@]}" "$@" lib \
+        >"$OUT/build-$(basename "$dir").log" 2>&1 || { tail -20 "$OUT/build-$(basename "$dir").log"; exit 1; }
+}
+small "$SMALL_BUILD"
+small "$SMALL_BUILD-client" WITH_CONNECTOR=0
 
 # (c) static example: needs the .a of every required dependency.
 STATIC_EX=$OUT/produce_consume-static
@@ -49,6 +71,32 @@ else
         tail -5 "$OUT/link-static.log" >&2
     fi
 fi
+# (d') the same example with musl: its static libc is a fraction of glibc's.
+# musl-gcc sees only musl's headers, so the three dependencies' headers are
+# offered through a directory of links; their Debian archives need nothing
+# from libc that musl lacks.
+MUSL_EX=$OUT/produce_consume-static-musl
+musl_note=
+if command -v musl-gcc >/dev/null && [ -z "$missing" ]; then
+    shim=$OUT/musl-include
+    mkdir -p "$shim/protobuf-c"
+    for h in lz4.h lz4frame.h lz4hc.h zlib.h zconf.h; do ln -sf "/usr/include/$h" "$shim/$h"; done
+    ln -sf /usr/include/protobuf-c/protobuf-c.h "$shim/protobuf-c/protobuf-c.h"
+    MUSL_CC="musl-gcc -isystem $shim"
+    if make -j"$(nproc)" CC="$MUSL_CC" BUILD="$SMALL_BUILD-musl" OPT="$SMALL_OPT" "${MIN_OPTS[@]}" \
+        WITH_CONNECTOR=0 "$SMALL_BUILD-musl/libpulsarc.a" >"$OUT/build-musl.log" 2>&1 &&
+        $MUSL_CC -std=c11 -D_GNU_SOURCE -Os -pthread -Iinclude examples/produce_consume.c -o "$MUSL_EX" \
+            -static -Wl,--gc-sections "$SMALL_BUILD-musl/libpulsarc.a" \
+            "$(${CC:-cc} -print-file-name=libprotobuf-c.a)" "$(${CC:-cc} -print-file-name=liblz4.a)" \
+            "$(${CC:-cc} -print-file-name=libz.a)" >"$OUT/link-musl.log" 2>&1; then
+        musl_note=ok
+    else
+        musl_note="musl build failed, see $OUT/build-musl.log and $OUT/link-musl.log"
+    fi
+else
+    musl_note="not built: musl-gcc (Debian musl-tools) not installed"
+fi
+
 # a dynamic build of the same example against the minimal library, for contrast
 DYN_EX=$OUT/produce_consume-dynamic
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -pthread -Iinclude examples/produce_consume.c \
@@ -86,7 +134,7 @@ size_row() { # label file goal_kb
 }
 
 echo
-echo "## Code size ($(${CC:-cc} --version | head -1); OPT = the Makefile's -O2 -g; size counts no debug info)"
+echo "## Code size ($(${CC:-cc} --version | head -1); OPT = the Makefile's -O2 -g unless the row says -Os; size counts no debug info)"
 echo
 echo "| object | text | data | bss | goal | verdict |"
 echo "|---|---|---|---|---|---|"
@@ -94,7 +142,14 @@ size_row "full $BUILD/libpulsarc.so" "$BUILD/libpulsarc.so" 600
 size_row "full $BUILD/libpulsarc.a" "$BUILD/libpulsarc.a" -
 size_row "minimal $MIN_BUILD/libpulsarc.so" "$MIN_BUILD/libpulsarc.so" 250
 size_row "minimal $MIN_BUILD/libpulsarc.a" "$MIN_BUILD/libpulsarc.a" -
-size_row "static produce_consume" "$STATIC_EX" 1024
+size_row "minimal -Os $SMALL_BUILD/libpulsarc.so" "$SMALL_BUILD/libpulsarc.so" 250
+size_row "minimal -Os, client only (WITH_CONNECTOR=0) $SMALL_BUILD-client/libpulsarc.so" "$SMALL_BUILD-client/libpulsarc.so" 250
+size_row "static produce_consume (glibc)" "$STATIC_EX" 1024
+if [ "$musl_note" = ok ]; then
+    size_row "static produce_consume (musl, -Os client-only .a)" "$MUSL_EX" 1024
+else
+    echo "static produce_consume (musl): $musl_note"
+fi
 size_row "dynamic produce_consume (minimal .a)" "$DYN_EX" -
 [ -z "$static_note" ] || echo "static example: $static_note"
 if [ -f "$OUT/link-static.log" ] && grep -q warning "$OUT/link-static.log"; then
@@ -108,7 +163,7 @@ sections() { # file
     size -A "$1" | awk '$1 ~ /^\.(text|rodata|eh_frame|eh_frame_hdr|rela\.dyn|rela\.plt|dynsym|dynstr|gcc_except_table|plt|plt\.got|plt\.sec)$/ { printf "%s=%d ", $1, $2 }'
     echo
 }
-for f in "$BUILD/libpulsarc.so" "$MIN_BUILD/libpulsarc.so" "$STATIC_EX"; do
+for f in "$BUILD/libpulsarc.so" "$MIN_BUILD/libpulsarc.so" "$SMALL_BUILD-client/libpulsarc.so" "$STATIC_EX" "$MUSL_EX"; do
     [ -f "$f" ] && printf '  %-40s %s\n' "$f" "$(sections "$f")"
 done
 
@@ -132,4 +187,18 @@ if [ -f "$OUT/produce_consume-static.map" ]; then
                   my ($z, $f) = (hex $1, $2); $f =~ s/\(.*//; $f =~ s{.*/}{}; $a{$f} += $z }
               $p = 0;
               END { printf "  %8d  %s\n", $a{$_}, $_ for keys %a }' "$OUT/produce_consume-static.map" | sort -rn | head -10
+fi
+
+if [ -n "${SIZE_RUN_URL:-}" ]; then
+    echo
+    echo "## The static examples against $SIZE_RUN_URL (200 messages of 100 bytes)"
+    echo
+    for ex in "$STATIC_EX" "$MUSL_EX"; do
+        [ -x "$ex" ] || continue
+        if out=$(timeout 120 "$ex" "$SIZE_RUN_URL" 200 100 2>&1); then
+            printf '  %-34s %s\n' "$(basename "$ex")" "$(echo "$out" | grep '^consumed' | tr -s ' ')"
+        else
+            printf '  %-34s FAILED: %s\n' "$(basename "$ex")" "$(echo "$out" | tail -1)"
+        fi
+    done
 fi

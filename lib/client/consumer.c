@@ -34,6 +34,7 @@ void pc_consumer_unref(pulsarc_consumer_t *c) {
     free(c->ackq_spare);
     pc_chunks_free(&c->chunks);
     pc_dlq_free(c);
+    pc_rx_result_discard(&c->pend); /* normally empty: flushed after every read */
     pc_consumer_clear_queue_locked(c);
     pc_ack_tracker_free(&c->acks);
     pc_redelivery_free(&c->redelivery);
@@ -142,6 +143,7 @@ static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_fram
 }
 
 static void detach(pulsarc_consumer_t *c) {
+    pc_consumer_flush(c); /* what this connection delivered comes before what follows */
     if (c->attached)
         pc_conn_detach_consumer(c->attached, c->id);
     c->attached = NULL;
@@ -155,6 +157,8 @@ static void lose_connection(pulsarc_consumer_t *c) {
 
 static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
     pulsarc_consumer_t *c = obj;
+    if (f->cmd->type != PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE)
+        pc_consumer_flush(c); /* messages before the event that follows them */
     switch (f->cmd->type) {
     case PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE:
         handle_message(c, conn, f);
@@ -185,12 +189,18 @@ static void on_conn_closed(void *obj, pc_conn_t *conn, pulsarc_err_t why) {
     pulsarc_consumer_t *c = obj;
     (void)conn;
     (void)why;
+    pc_consumer_flush(c);
     c->attached = NULL; /* the connection already forgot us */
     set_connected(c, 0);
     pc_handler_lost(&c->h);
 }
 
-static const pc_conn_handler_t consumer_handler = {on_frame, on_conn_closed};
+static void on_input_done(void *obj, pc_conn_t *conn) {
+    (void)conn;
+    pc_consumer_flush(obj);
+}
+
+static const pc_conn_handler_t consumer_handler = {on_frame, on_conn_closed, on_input_done};
 
 /* ---------- subscribing ---------- */
 

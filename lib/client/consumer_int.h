@@ -80,6 +80,9 @@ struct pulsarc_consumer_s {
     pulsarc_conf_t *conf_copy;   /* for children found later */
     struct pc_multi *multi;      /* discovery state (loop thread) */
 
+    /* ---- loop thread: decoded during one read, handed over at its end ---- */
+    pc_rx_result_t pend;         /* first/last/n and permits of the entries gathered */
+
     /* ---- shared with application threads, under lock ---- */
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -110,7 +113,10 @@ void pc_consumer_unref(pulsarc_consumer_t *c);
 int pc_consumer_is_shared(const pulsarc_consumer_t *c);
 
 /* consumer_recv.c (loop thread unless noted) */
+/* Takes a decoded entry; its messages reach the queue at the next flush. */
 void pc_consumer_deliver(pulsarc_consumer_t *c, pc_rx_result_t *r);
+/* Hands what was gathered since the last flush to the queue (loop thread). */
+void pc_consumer_flush(pulsarc_consumer_t *c);
 void pc_consumer_refund(pulsarc_consumer_t *c, uint32_t permits);
 void pc_consumer_send_flow(pulsarc_consumer_t *c, uint32_t n);
 /* Empties the queue (lock held) and returns how many messages were in it. */

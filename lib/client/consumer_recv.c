@@ -113,7 +113,12 @@ static void report_discard(pulsarc_consumer_t *c, const pc_rx_result_t *r) {
     fprintf(stderr, "pulsarc: %s [%s]: entry discarded: %s\n", c->topic.full, c->sub, r->error);
 }
 
-/* Takes the decoded entry: queue its messages, or discard it and say why. */
+/*
+ * Takes a decoded entry: discard it and say why, or gather its messages.
+ * They reach the queue when the connection has dispatched the whole read
+ * (pc_consumer_flush): one lock, one wake-up and one permit count per
+ * read instead of per frame, which is what unbatched topics need.
+ */
 void pc_consumer_deliver(pulsarc_consumer_t *c, pc_rx_result_t *r) {
     if (r->validation_error != -1) {
         report_discard(c, r);
@@ -125,6 +130,22 @@ void pc_consumer_deliver(pulsarc_consumer_t *c, pc_rx_result_t *r) {
         pc_consumer_refund(c, r->permits);
         return;
     }
+    pc_rx_result_t *p = &c->pend;
+    if (r->n) {
+        if (p->last)
+            p->last->next = r->first;
+        else
+            p->first = r->first;
+        p->last = r->last;
+        p->n += r->n;
+    }
+    p->permits += r->permits;
+}
+
+void pc_consumer_flush(pulsarc_consumer_t *c) {
+    pc_rx_result_t *r = &c->pend;
+    if (!r->permits && !r->n)
+        return;
     track_delivered(c, r);
     pulsarc_consumer_t *q = pc_consumer_queue_of(c);
     pthread_mutex_lock(&q->lock);
@@ -139,7 +160,12 @@ void pc_consumer_deliver(pulsarc_consumer_t *c, pc_rx_result_t *r) {
         c->stats.received += r->n;
         pthread_mutex_unlock(&c->lock);
     }
-    pc_consumer_refund(c, r->permits > r->n ? r->permits - (uint32_t)r->n : 0);
+    uint32_t refund = r->permits > r->n ? r->permits - (uint32_t)r->n : 0;
+    r->first = r->last = NULL;
+    r->n = 0;
+    r->permits = 0;
+    if (refund)
+        pc_consumer_refund(c, refund);
     if (listen)
         post_listener(q);
 }
@@ -200,8 +226,12 @@ static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *c, int *flow) {
     return m; /* rx_owner stays: acks of a multi-topic consumer route by it */
 }
 
-/* Waits (lock held) until a message, close, end of topic or the deadline. */
-static pulsarc_err_t wait_locked(pulsarc_consumer_t *c, int timeout_ms, const struct timespec *dl) {
+/*
+ * Waits (lock held) until a message, close, end of topic or the deadline.
+ * *dl is computed on the first wait only (tv_sec < 0 until then): a
+ * receive that finds a message queued reads no clock.
+ */
+static pulsarc_err_t wait_locked(pulsarc_consumer_t *c, int timeout_ms, struct timespec *dl) {
     while (!c->qhead) {
         if (c->closing)
             return PULSARC_ERR_CLOSED;
@@ -209,6 +239,8 @@ static pulsarc_err_t wait_locked(pulsarc_consumer_t *c, int timeout_ms, const st
             return PULSARC_ERR_END_OF_TOPIC;
         if (timeout_ms == 0)
             return PULSARC_ERR_NO_MESSAGE;
+        if (timeout_ms > 0 && dl->tv_sec < 0)
+            pc_deadline(dl, timeout_ms);
         if (timeout_ms < 0)
             pthread_cond_wait(&c->cond, &c->lock);
         else if (pthread_cond_timedwait(&c->cond, &c->lock, dl))
@@ -223,9 +255,7 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
     *msgp = NULL;
     if (c->listener)
         return PULSARC_ERR_STATE; /* messages go to the listener */
-    struct timespec dl;
-    if (timeout_ms > 0)
-        pc_deadline(&dl, timeout_ms);
+    struct timespec dl = {.tv_sec = -1};
     int flow = 0;
     pthread_mutex_lock(&c->lock);
     pulsarc_err_t err = wait_locked(c, timeout_ms, &dl);

@@ -427,7 +427,7 @@ static void on_conn_closed(void *obj, pc_conn_t *conn, pulsarc_err_t why) {
     pc_handler_lost(&p->h);
 }
 
-static const pc_conn_handler_t producer_handler = {on_frame, on_conn_closed};
+static const pc_conn_handler_t producer_handler = {on_frame, on_conn_closed, NULL};
 
 /* ---------- (re)creating on the broker ---------- */
 

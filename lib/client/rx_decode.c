@@ -21,104 +21,81 @@
 
 #include "core/base64.h"
 #include "core/codec.h"
+#include "core/pbfast.h"
+#include "core/pbwire.h"
 
 #define VE_UNCOMPRESSED_SIZE PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__UncompressedSizeCorruption
 #define VE_DECOMPRESSION PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__DecompressionError
 #define VE_CHECKSUM PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__ChecksumMismatch
 #define VE_BATCH PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__BatchDeSerializeError
 
-/* ---------- a minimal protobuf wire reader ---------- */
-
-static int rd_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
-    const uint8_t *p = *pp;
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64 && p < end; shift += 7) {
-        uint8_t b = *p++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = r;
-            *pp = p;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* Reads one field: its number, wire type, and value (varint or bytes). */
-typedef struct field {
-    uint32_t num;
-    int wt;
-    uint64_t v;
-    const uint8_t *bytes;
-    size_t len;
-} field_t;
-
-static int rd_field(const uint8_t **pp, const uint8_t *end, field_t *f) {
-    uint64_t key;
-    if (rd_varint(pp, end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
-        return -1;
-    f->num = (uint32_t)(key >> 3);
-    f->wt = (int)(key & 7);
-    switch (f->wt) {
-    case 0:
-        return rd_varint(pp, end, &f->v);
-    case 1:
-    case 5: {
-        size_t n = f->wt == 1 ? 8 : 4;
-        if ((size_t)(end - *pp) < n)
-            return -1;
-        *pp += n;
-        return 0;
-    }
-    case 2:
-        if (rd_varint(pp, end, &f->v) || f->v > (uint64_t)(end - *pp))
-            return -1;
-        f->bytes = *pp;
-        f->len = (size_t)f->v;
-        *pp += f->len;
-        return 0;
-    default:
-        return -1;
-    }
-}
-
 /* SingleMessageMetadata, as offsets into the batch payload. */
+enum {
+    SM_KEY = 1 << 0, SM_OKEY = 1 << 1, SM_B64 = 1 << 2, SM_COMPACTED = 1 << 3,
+    SM_NULL = 1 << 4, SM_EVENT_TIME = 1 << 5, SM_SEQ = 1 << 6, SM_SIZE = 1 << 7,
+    SM_ARENA = SM_KEY | SM_OKEY /* or properties: needs the entry's arena */
+};
+
 typedef struct smm {
     const uint8_t *start, *end;
+    unsigned flags;
     int nprops;
     const uint8_t *key, *okey;
     size_t keylen, oklen;
-    int has_key, has_okey, b64, compacted, null_value, has_event_time, has_seq, has_size;
     uint64_t event_time, seq;
     int64_t payload_size;
 } smm_t;
 
-static void smm_take(smm_t *s, const field_t *f) {
+static void smm_take(smm_t *s, const pc_pb_field_t *f) {
     switch (f->num) {
     case 1: s->nprops += f->wt == 2; break;
-    case 2: if (f->wt == 2) s->key = f->bytes, s->keylen = f->len, s->has_key = 1; break;
-    case 3: if (f->wt == 0) s->payload_size = (int32_t)f->v, s->has_size = 1; break;
-    case 4: if (f->wt == 0) s->compacted = f->v != 0; break;
-    case 5: if (f->wt == 0) s->event_time = f->v, s->has_event_time = 1; break;
-    case 6: if (f->wt == 0) s->b64 = f->v != 0; break;
-    case 7: if (f->wt == 2) s->okey = f->bytes, s->oklen = f->len, s->has_okey = 1; break;
-    case 8: if (f->wt == 0) s->seq = f->v, s->has_seq = 1; break;
-    case 9: if (f->wt == 0) s->null_value = f->v != 0; break;
+    case 2: if (f->wt == 2) s->key = f->bytes, s->keylen = f->len, s->flags |= SM_KEY; break;
+    case 3: if (f->wt == 0) s->payload_size = (int32_t)f->v, s->flags |= SM_SIZE; break;
+    case 4: if (f->wt == 0 && f->v) s->flags |= SM_COMPACTED; break;
+    case 5: if (f->wt == 0) s->event_time = f->v, s->flags |= SM_EVENT_TIME; break;
+    case 6: if (f->wt == 0 && f->v) s->flags |= SM_B64; break;
+    case 7: if (f->wt == 2) s->okey = f->bytes, s->oklen = f->len, s->flags |= SM_OKEY; break;
+    case 8: if (f->wt == 0) s->seq = f->v, s->flags |= SM_SEQ; break;
+    case 9: if (f->wt == 0 && f->v) s->flags |= SM_NULL; break;
     default: break;
     }
 }
 
+/*
+ * The fields every producer writes (payload_size, sequence_id, event_time)
+ * are read straight from their one-byte keys; anything else goes through
+ * the general field reader.
+ */
 static int parse_smm(const uint8_t *p, const uint8_t *end, smm_t *s) {
-    memset(s, 0, sizeof *s);
-    s->start = p;
-    s->end = end;
+    *s = (smm_t){.start = p, .end = end};
     while (p < end) {
-        field_t f;
-        if (rd_field(&p, end, &f))
-            return -1;
-        smm_take(s, &f);
+        uint64_t v;
+        switch (*p) {
+        case 0x18: /* 3: payload_size, varint */
+            if (pc_pb_varint((++p, &p), end, &v))
+                return -1;
+            s->payload_size = (int32_t)v;
+            s->flags |= SM_SIZE;
+            continue;
+        case 0x40: /* 8: sequence_id, varint */
+            if (pc_pb_varint((++p, &p), end, &s->seq))
+                return -1;
+            s->flags |= SM_SEQ;
+            continue;
+        case 0x28: /* 5: event_time, varint */
+            if (pc_pb_varint((++p, &p), end, &s->event_time))
+                return -1;
+            s->flags |= SM_EVENT_TIME;
+            continue;
+        default: {
+            pc_pb_field_t f;
+            if (pc_pb_field(&p, end, &f))
+                return -1;
+            smm_take(s, &f);
+        }
+        }
     }
-    return s->has_size && s->payload_size >= 0 ? 0 : -1;
+    return (s->flags & SM_SIZE) && s->payload_size >= 0 ? 0 : -1;
 }
 
 /* ---------- building message views ---------- */
@@ -172,8 +149,8 @@ static int set_kv(pc_arena_t *a, pc_prop_kv_t *kv, const uint8_t *p, const uint8
     const uint8_t *k = NULL, *v = NULL;
     size_t kl = 0, vl = 0;
     while (p < end) {
-        field_t f;
-        if (rd_field(&p, end, &f))
+        pc_pb_field_t f;
+        if (pc_pb_field(&p, end, &f))
             return -1;
         if (f.num == 1 && f.wt == 2)
             k = f.bytes, kl = f.len;
@@ -195,8 +172,8 @@ static int set_smm_props(pc_arena_t *a, pulsarc_msg_t *m, const smm_t *s) {
         return -1;
     const uint8_t *p = s->start;
     while (p < s->end) {
-        field_t f;
-        if (rd_field(&p, s->end, &f))
+        pc_pb_field_t f;
+        if (pc_pb_field(&p, s->end, &f))
             return -1;
         if (f.num == 1 && f.wt == 2 && set_kv(a, &m->props[m->nprops++], f.bytes, f.bytes + f.len))
             return -1;
@@ -222,18 +199,18 @@ static void fill_entry_fields(pulsarc_msg_t *m, const Pulsar__Proto__MessageMeta
 }
 
 static int fill_from_smm(pc_entry_t *e, pulsarc_msg_t *m, const smm_t *s) {
-    if (s->has_key && set_key(&e->arena, m, s->key, s->keylen, s->b64))
+    if ((s->flags & SM_KEY) && set_key(&e->arena, m, s->key, s->keylen, (s->flags & SM_B64) != 0))
         return -1;
-    if (s->has_okey) {
+    if (s->flags & SM_OKEY) {
         if (!(m->ordering_key = (uint8_t *)pc_arena_strndup(&e->arena, s->okey, s->oklen)))
             return -1;
         m->ordering_key_len = s->oklen;
     }
-    if (s->has_event_time)
+    if (s->flags & SM_EVENT_TIME)
         m->event_time = s->event_time;
-    if (s->has_seq)
+    if (s->flags & SM_SEQ)
         m->seq = (int64_t)s->seq;
-    m->null_value = s->null_value;
+    m->null_value = (s->flags & SM_NULL) != 0;
     return set_smm_props(&e->arena, m, s);
 }
 
@@ -265,23 +242,48 @@ static int next_record(const uint8_t **pp, const uint8_t *end, smm_t *s, const u
     return 0;
 }
 
-static int add_batch_msg(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
-                         const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
-                         const smm_t *s, const uint8_t *payload, int i, pc_rx_result_t *r) {
-    pulsarc_msg_t *m = pc_rxmsg_get(e);
+/* Copies what every message of the entry shares into a template view. */
+static void batch_template(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                           const Pulsar__Proto__CommandMessage *cm, int32_t partition,
+                           pulsarc_msg_t *t) {
+    memset(t, 0, sizeof *t);
+    t->topic = e->pool->topic;
+    fill_entry_fields(t, md, cm, partition);
+    t->id.batch_size = md->num_messages_in_batch;
+}
+
+/* The common record (no key, no properties) needs no arena. */
+static int fill_record(pc_entry_t *e, pulsarc_msg_t *m, const smm_t *s) {
+    if ((s->flags & SM_ARENA) || s->nprops)
+        return fill_from_smm(e, m, s);
+    if (s->flags & SM_EVENT_TIME)
+        m->event_time = s->event_time;
+    if (s->flags & SM_SEQ)
+        m->seq = (int64_t)s->seq;
+    m->null_value = (s->flags & SM_NULL) != 0;
+    return 0;
+}
+
+static int add_batch_msg(pc_entry_t *e, const pulsarc_msg_t *t, const smm_t *s,
+                         const uint8_t *payload, int i, pc_rx_result_t *r) {
+    pulsarc_msg_t *m = pc_rxmsg_get(e, t);
     if (!m)
         return -1;
-    fill_entry_fields(m, md, cm, o->partition);
     m->id.batch_index = i;
-    m->id.batch_size = md->num_messages_in_batch;
     m->data = (uint8_t *)payload;
     m->len = (size_t)s->payload_size;
-    if (fill_from_smm(e, m, s)) {
+    if (fill_record(e, m, s)) {
         pulsarc_msg_destroy(m);
         return -1;
     }
     push(r, m);
     return 0;
+}
+
+/* Message slots for a batch: a record takes at least 6 bytes (size, payload_size field). */
+static int reserve_batch(pc_entry_t *e, int n) {
+    size_t room = n > 0 ? (size_t)n : 0, most = e->data.len / 6 + 1;
+    return pc_entry_reserve_msgs(e, room < most ? room : most);
 }
 
 static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
@@ -290,6 +292,13 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
     /* An empty payload has no buffer: point at a static byte, never offset NULL. */
     const uint8_t *p = e->data.data ? e->data.data : (const uint8_t *)"", *end = p + e->data.len;
     int n = md->num_messages_in_batch;
+    if (reserve_batch(e, n)) {
+        result_fail(r, -2, "out of memory decoding a batch of %d", n);
+        return;
+    }
+    pulsarc_msg_t t;
+    batch_template(e, md, cm, o->partition, &t);
+    int filter = cm->n_ack_set || o->skip_upto;
     for (int i = 0; i < n; i++) {
         smm_t s;
         const uint8_t *payload;
@@ -298,11 +307,10 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
             result_fail(r, VE_BATCH, "batch record %d of %d is malformed or truncated", i, n);
             return;
         }
-        pulsarc_msgid_t id = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
-                              o->partition, i, n};
-        if (s.compacted || acked_in_set(cm, i) || skip_id(o, &id))
+        t.id.batch_index = i;
+        if ((s.flags & SM_COMPACTED) || (filter && (acked_in_set(cm, i) || skip_id(o, &t.id))))
             continue;
-        if (add_batch_msg(e, md, cm, o, &s, payload, i, r)) {
+        if (add_batch_msg(e, &t, &s, payload, i, r)) {
             pc_rx_result_discard(r);
             result_fail(r, -2, "out of memory decoding a batch of %d", n);
             return;
@@ -341,7 +349,7 @@ static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
                           o->partition, -1, 0};
     if (skip_id(o, &id))
         return;
-    pulsarc_msg_t *m = pc_rxmsg_get(e);
+    pulsarc_msg_t *m = pc_entry_reserve_msgs(e, 1) ? NULL : pc_rxmsg_get(e, NULL);
     if (!m || (fill_entry_fields(m, md, cm, o->partition), fill_from_md(e, m, md))) {
         if (m)
             pulsarc_msg_destroy(m);
@@ -423,7 +431,9 @@ void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
         return;
     }
     ProtobufCAllocator al = pc_arena_allocator(&e->arena);
-    Pulsar__Proto__MessageMetadata *md = pulsar__proto__message_metadata__unpack(&al, f->meta_len, f->meta);
+    Pulsar__Proto__MessageMetadata *md = pc_fast_metadata(f->meta, f->meta_len, &al);
+    if (!md) /* something the fast decoder leaves to protobuf-c */
+        md = pulsar__proto__message_metadata__unpack(&al, f->meta_len, f->meta);
     if (!md) {
         result_fail(r, VE_BATCH, "entry %llu:%llu has metadata that does not parse",
                     (unsigned long long)cm->message_id->ledgerid,

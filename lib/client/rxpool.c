@@ -1,11 +1,16 @@
 /*
  * Design notes: owns the memory received messages live in. The io thread
- * takes entries and message structs from the free lists; application
- * threads give them back through pulsarc_msg_destroy(). The pool is
- * reference counted by its consumer and by every live entry, so messages
- * may outlive the consumer that received them. Arenas remember their peak
- * size, so after warm-up a batch's metadata fits without any malloc.
- * Free lists are bounded; beyond the bound memory goes back to the system.
+ * takes entries from the free list and makes each message of an entry a
+ * slot of the entry's own array; application threads drop messages through
+ * pulsarc_msg_destroy(), and the last one recycles the entry. So the lock
+ * is taken twice per entry (a batch of up to thousands of messages), never
+ * per message: a per-message free list shared by the io thread and the
+ * application thread was the fetch path's main contention.
+ * The pool is reference counted by its consumer and by every live entry,
+ * so messages may outlive the consumer that received them. Arenas and
+ * message arrays keep their peak size, so after warm-up nothing is
+ * allocated. The free list is bounded; beyond the bound (count, or bytes
+ * held) memory goes back to the system.
  */
 #include "client/rxpool.h"
 
@@ -28,15 +33,17 @@ pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes, size_t que
     p->max_entry_bytes = max_entry_bytes;
     /* The broker may overshoot the queue by one batch: leave room for it. */
     p->max_free_entries = queue + 64;
-    p->max_free_msgs = 2 * queue + 1024;
     return p;
 }
 
-static size_t entry_bytes(const pc_entry_t *e) { return e->data.cap + e->arena.cap + sizeof *e; }
+static size_t entry_bytes(const pc_entry_t *e) {
+    return e->data.cap + e->arena.cap + e->capmsgs * sizeof *e->msgs + sizeof *e;
+}
 
 static void entry_free(pc_entry_t *e) {
     pc_buf_free(&e->data);
     pc_arena_free(&e->arena);
+    free(e->msgs);
     free(e);
 }
 
@@ -47,11 +54,6 @@ static void pool_unref(pc_rxpool_t *p) {
         pc_entry_t *e = p->free_entries;
         p->free_entries = e->next_free;
         entry_free(e);
-    }
-    while (p->free_msgs) {
-        pulsarc_msg_t *m = p->free_msgs;
-        p->free_msgs = m->next;
-        free(m);
     }
     pthread_mutex_destroy(&p->lock);
     free(p->topic);
@@ -82,6 +84,7 @@ pc_entry_t *pc_entry_get(pc_rxpool_t *p) {
     e->pool = p;
     e->next_free = NULL;
     e->data.len = 0;
+    e->nmsgs = 0;
     atomic_fetch_add(&p->refs, 1);
     return e;
 }
@@ -109,39 +112,19 @@ void pc_entry_unref(pc_entry_t *e) {
 
 /* ---------- message views ---------- */
 
-pulsarc_msg_t *pc_rxmsg_get(pc_entry_t *e) {
-    pc_rxpool_t *p = e->pool;
-    pthread_mutex_lock(&p->lock);
-    pulsarc_msg_t *m = p->free_msgs;
-    if (m) {
-        p->free_msgs = m->next;
-        p->nfree_msgs--;
-    }
-    pthread_mutex_unlock(&p->lock);
-    if (!m && !(m = malloc(sizeof *m)))
-        return NULL;
-    memset(m, 0, sizeof *m);
-    m->entry = e;
-    m->topic = p->topic;
-    m->seq = -1;
-    atomic_fetch_add(&e->refs, 1);
-    return m;
+int pc_entry_reserve_msgs(pc_entry_t *e, size_t n) {
+    if (e->nmsgs)
+        return -1; /* views exist: the array must not move */
+    if (n <= e->capmsgs)
+        return 0;
+    pulsarc_msg_t *v = realloc(e->msgs, n * sizeof *v);
+    if (!v)
+        return -1;
+    e->msgs = v;
+    e->capmsgs = n;
+    return 0;
 }
 
 void pc_rxmsg_put(pulsarc_msg_t *m) {
-    pc_entry_t *e = m->entry;
-    pc_rxpool_t *p = e->pool;
-    atomic_fetch_add(&p->refs, 1); /* keep the pool while we use its lock */
-    pthread_mutex_lock(&p->lock);
-    int keep = p->nfree_msgs < p->max_free_msgs;
-    if (keep) {
-        m->next = p->free_msgs;
-        p->free_msgs = m;
-        p->nfree_msgs++;
-    }
-    pthread_mutex_unlock(&p->lock);
-    if (!keep)
-        free(m);
-    pc_entry_unref(e);
-    pool_unref(p);
+    pc_entry_unref(m->entry);
 }

@@ -1,13 +1,15 @@
 /*
  * Receive-side memory: entries (one per MESSAGE frame: the payload bytes,
- * decompressed if needed, plus an arena for the metadata strings) and the
- * message structs that are views into them. Both are recycled through free
- * lists, so a consumer in steady state allocates nothing per message.
+ * decompressed if needed, an arena for the metadata strings, and an array
+ * of the message structs that are views into them). Entries are recycled
+ * through a free list with all three kept, so a consumer in steady state
+ * allocates nothing per message and takes no lock per message.
  */
 #ifndef PC_RXPOOL_H
 #define PC_RXPOOL_H
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "client/message.h"
 #include "core/arena.h"
@@ -22,6 +24,8 @@ typedef struct pc_entry {
     struct pc_entry *next_free;
     pc_buf_t data;   /* payload bytes the messages point into */
     pc_arena_t arena;
+    pulsarc_msg_t *msgs; /* the views, reserved before the first is made */
+    size_t nmsgs, capmsgs;
 } pc_entry_t;
 
 struct pc_rxpool {
@@ -29,11 +33,9 @@ struct pc_rxpool {
     pthread_mutex_t lock;    /* guards the free lists */
     pc_entry_t *free_entries;
     size_t nfree_entries;
-    pulsarc_msg_t *free_msgs;
-    size_t nfree_msgs;
     char *topic;             /* shared by every message of the consumer */
     size_t max_entry_bytes;  /* decompressed size limit per entry */
-    size_t max_free_entries, max_free_msgs; /* sized from the receiver queue */
+    size_t max_free_entries; /* sized from the receiver queue */
     size_t pooled_bytes;     /* memory held by free entries */
 };
 
@@ -46,8 +48,33 @@ void pc_rxpool_release(pc_rxpool_t *p);
 pc_entry_t *pc_entry_get(pc_rxpool_t *p);
 void pc_entry_unref(pc_entry_t *e);
 
-/* A message view of e (takes a reference on e). */
-pulsarc_msg_t *pc_rxmsg_get(pc_entry_t *e);
-/* Returns a view to the pool (pulsarc_msg_destroy calls this). */
+/*
+ * Room for n message views in e; 0 on success. Called before the first
+ * view is made: the array never moves while views exist.
+ */
+int pc_entry_reserve_msgs(pc_entry_t *e, size_t n);
+/*
+ * The next view of e, zeroed (or a copy of tmpl when not NULL), holding a
+ * reference on e; NULL when the reserved room is used up. Only the thread
+ * building e calls this, before e's messages are handed to anyone.
+ */
+static inline pulsarc_msg_t *pc_rxmsg_get(pc_entry_t *e, const pulsarc_msg_t *tmpl) {
+    if (e->nmsgs == e->capmsgs)
+        return NULL;
+    pulsarc_msg_t *m = &e->msgs[e->nmsgs++];
+    if (tmpl) {
+        *m = *tmpl;
+    } else {
+        memset(m, 0, sizeof *m);
+        m->topic = e->pool->topic;
+        m->seq = -1;
+    }
+    m->entry = e;
+    /* e is still private to the building thread: no locked add needed. */
+    atomic_store_explicit(&e->refs, atomic_load_explicit(&e->refs, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return m;
+}
+/* Drops a view (pulsarc_msg_destroy calls this); the last one recycles e. */
 void pc_rxmsg_put(pulsarc_msg_t *m);
 #endif

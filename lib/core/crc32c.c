@@ -4,7 +4,10 @@
  *  - software: slicing-by-8, eight 256-entry tables built once;
  *  - hardware: the SSE4.2 crc32 instruction, x86-64 only, compiled for that
  *    one function via a target attribute so the rest of the library keeps
- *    the baseline ISA.
+ *    the baseline ISA. The instruction has a latency of about 3 cycles and
+ *    a throughput of 1, so long buffers run as three independent streams
+ *    over adjacent blocks, joined with "shift by a block of zeros" tables
+ *    (CRC is linear: crc(A||B) = shift_|B|(crc(A)) ^ crc0(B)).
  * The choice is made once at run time. Tables and the choice are set up
  * under pthread_once and read-only afterwards, so every function here is
  * safe from any thread.
@@ -23,6 +26,11 @@
 
 static uint32_t crc_tab[8][256];
 static int crc_hw;
+
+/* Three-stream blocks: long ones for entries, short ones for small frames. */
+#define CRC_LONG 4096
+#define CRC_SHORT 256
+static uint32_t crc_shift_long[4][256], crc_shift_short[4][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 /* tab[0] is the classic byte table; tab[k][i] advances tab[k-1][i] by one
@@ -39,8 +47,36 @@ static void crc_build_tables(void) {
             crc_tab[k][i] = (crc_tab[k - 1][i] >> 8) ^ crc_tab[0][crc_tab[k - 1][i] & 0xff];
 }
 
+/* The raw register after n zero bytes (no pre/post inversion). */
+static uint32_t crc_zeros(uint32_t c, size_t n) {
+    while (n--)
+        c = (c >> 8) ^ crc_tab[0][c & 0xff];
+    return c;
+}
+
+/* t[k][i] = crc_zeros(i << 8k, n): the operator as four byte lookups. */
+static void crc_build_shift(uint32_t t[4][256], size_t n) {
+    uint32_t bit[32];
+    for (int b = 0; b < 32; b++)
+        bit[b] = crc_zeros(UINT32_C(1) << b, n);
+    for (int k = 0; k < 4; k++)
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t v = 0;
+            for (int b = 0; b < 8; b++)
+                if (i & (1u << b))
+                    v ^= bit[8 * k + b];
+            t[k][i] = v;
+        }
+}
+
+static inline uint32_t crc_shift(uint32_t t[4][256], uint32_t c) {
+    return t[0][c & 0xff] ^ t[1][(c >> 8) & 0xff] ^ t[2][(c >> 16) & 0xff] ^ t[3][c >> 24];
+}
+
 static void crc_init(void) {
     crc_build_tables();
+    crc_build_shift(crc_shift_long, CRC_LONG);
+    crc_build_shift(crc_shift_short, CRC_SHORT);
 #ifdef PC_CRC_HAVE_SSE42
     __builtin_cpu_init(); /* needed if we run before libgcc's constructor */
     crc_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
@@ -71,18 +107,45 @@ uint32_t pc_crc32c_sw(uint32_t crc, const void *buf, size_t len) {
 }
 
 #ifdef PC_CRC_HAVE_SSE42
+static inline uint64_t rd64(const uint8_t *p) {
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    return w;
+}
+
+/* Runs blocks of 3 * blk bytes as three streams; returns the bytes done. */
+__attribute__((target("sse4.2"))) static size_t crc_hw_3way(uint64_t *cp, const uint8_t *p,
+                                                            size_t len, size_t blk,
+                                                            uint32_t shift[4][256]) {
+    size_t done = 0;
+    uint64_t c = *cp;
+    for (; len - done >= 3 * blk; done += 3 * blk) {
+        const uint8_t *a = p + done, *b = a + blk, *d = b + blk;
+        uint64_t c1 = 0, c2 = 0;
+        for (size_t i = 0; i < blk; i += 8) {
+            c = _mm_crc32_u64(c, rd64(a + i));
+            c1 = _mm_crc32_u64(c1, rd64(b + i));
+            c2 = _mm_crc32_u64(c2, rd64(d + i));
+        }
+        c = crc_shift(shift, crc_shift(shift, (uint32_t)c) ^ (uint32_t)c1) ^ (uint32_t)c2;
+    }
+    *cp = c;
+    return done;
+}
+
 __attribute__((target("sse4.2"))) static uint32_t crc_hw_update(uint32_t crc, const void *buf,
                                                                 size_t len) {
     const uint8_t *p = buf;
-    uint64_t c = ~crc;
-    /* Byte steps up to an 8-byte boundary, then whole words. */
+    uint64_t c = (uint32_t)~crc;
+    /* Byte steps up to an 8-byte boundary, then three streams, then words. */
     for (; len > 0 && ((uintptr_t)p & 7) != 0; len--)
         c = _mm_crc32_u8((uint32_t)c, *p++);
-    for (; len >= 8; len -= 8, p += 8) {
-        uint64_t w;
-        memcpy(&w, p, sizeof w);
-        c = _mm_crc32_u64(c, w);
-    }
+    size_t n = crc_hw_3way(&c, p, len, CRC_LONG, crc_shift_long);
+    p += n, len -= n;
+    n = crc_hw_3way(&c, p, len, CRC_SHORT, crc_shift_short);
+    p += n, len -= n;
+    for (; len >= 8; len -= 8, p += 8)
+        c = _mm_crc32_u64(c, rd64(p));
     for (; len > 0; len--)
         c = _mm_crc32_u8((uint32_t)c, *p++);
     return ~(uint32_t)c;

@@ -14,6 +14,7 @@
 
 #include "core/crc32c.h"
 #include "core/err.h"
+#include "core/pbfast.h"
 
 typedef Pulsar__Proto__BaseCommand__Type cmd_type_t;
 
@@ -50,15 +51,16 @@ static long parse_bem(const uint8_t *p, size_t rem, pc_frame_t *out) {
     return 6 + (long)n;
 }
 
+/* The command's name, for errors only (a descriptor lookup: not on the good path). */
+#define NAME pc_cmd_name(out->cmd->type)
 static pulsarc_err_t parse_payload(const uint8_t *p, size_t rem, pc_frame_t *out, char *errstr,
                                    size_t errlen) {
-    const char *name = pc_cmd_name(out->cmd->type);
     if (rem == 0)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "%s frame has no payload section", name);
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "%s frame has no payload section", NAME);
     long used = parse_bem(p, rem, out);
     if (used < 0)
         return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
-                         "%s frame: broker entry metadata size exceeds the frame", name);
+                         "%s frame: broker entry metadata size exceeds the frame", NAME);
     p += used;
     rem -= (size_t)used;
     uint32_t crc = 0;
@@ -69,11 +71,11 @@ static pulsarc_err_t parse_payload(const uint8_t *p, size_t rem, pc_frame_t *out
         rem -= 6;
     }
     if (rem < 4)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "%s frame: no metadata size", name);
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "%s frame: no metadata size", NAME);
     uint32_t mlen = pc_rd_u32(p);
     if (mlen > rem - 4)
         return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
-                         "%s frame: metadata size %u exceeds the %zu bytes left", name, mlen, rem - 4);
+                         "%s frame: metadata size %u exceeds the %zu bytes left", NAME, mlen, rem - 4);
     out->checksum_ok = !out->has_checksum || pc_crc32c(0, p, rem) == crc;
     out->has_payload = 1;
     out->meta = p + 4;
@@ -83,8 +85,15 @@ static pulsarc_err_t parse_payload(const uint8_t *p, size_t rem, pc_frame_t *out
     return PULSARC_OK;
 }
 
+#undef NAME
+
 static pulsarc_err_t parse_command(const uint8_t *p, uint32_t cmdlen, pc_frame_t *out,
                                    char *errstr, size_t errlen) {
+    /* MESSAGE, the one command that comes per entry, is decoded by hand. */
+    if ((out->cmd = pc_fast_message_cmd(p, cmdlen, out->alloc))) {
+        out->fast = 1;
+        return PULSARC_OK;
+    }
     out->cmd = pulsar__proto__base_command__unpack(out->alloc, cmdlen, p);
     if (!out->cmd)
         return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
@@ -135,9 +144,12 @@ long pc_frame_parse_with(const uint8_t *buf, size_t len, size_t max_frame, Proto
 }
 
 void pc_frame_clear(pc_frame_t *f) {
-    if (f->cmd)
+    if (f->cmd && f->fast)
+        pc_fast_cmd_free(f->cmd, f->alloc);
+    else if (f->cmd)
         pulsar__proto__base_command__free_unpacked(f->cmd, f->alloc);
     f->cmd = NULL;
+    f->fast = 0;
 }
 
 pulsarc_err_t pc_frame_encode(pc_buf_t *out, const pc_cmd_t *cmd) {

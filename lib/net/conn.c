@@ -680,6 +680,14 @@ static void dispatch(pc_conn_t *c, const pc_frame_t *f) {
 
 /* ---------- reading ---------- */
 
+static void input_done(pc_conn_t *c) {
+    for (attached_t *a = c->consumers, *next; a; a = next) {
+        next = a->next; /* the callback may not detach others, but may detach itself */
+        if (a->h->on_input_done)
+            a->h->on_input_done(a->obj, c);
+    }
+}
+
 static void process_input(pc_conn_t *c) {
     size_t off = 0;
     while (c->state != ST_CLOSED) {
@@ -699,6 +707,7 @@ static void process_input(pc_conn_t *c) {
         pc_arena_reset(&c->arena); /* nothing of a frame outlives its dispatch */
     }
     pc_buf_consume(&c->rbuf, off);
+    input_done(c); /* closed: the list is empty, each consumer flushed on its own */
 }
 
 static void read_input(pc_conn_t *c) {

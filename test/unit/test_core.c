@@ -208,6 +208,14 @@ START_TEST(crc32c_hw_matches_sw) {
     }
     fill_random(big, sizeof big);
     ck_assert_uint_eq(pc_crc32c(0, big + 3, sizeof big - 3), pc_crc32c_sw(0, big + 3, sizeof big - 3));
+    /* Lengths around the three-stream block sizes (3 x 256 and 3 x 4096 bytes). */
+    static const size_t edges[] = {767, 768, 769, 775, 776, 1536, 1543, 12287, 12288, 12289,
+                                   12288 + 768, 12288 + 775, 2 * 12288 + 2 * 768 + 13, 100000};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        for (size_t off = 0; off < 9; off += 4) {
+            uint32_t seed = (uint32_t)rnd();
+            ck_assert_uint_eq(pc_crc32c(seed, big + off, edges[i]), pc_crc32c_sw(seed, big + off, edges[i]));
+        }
 }
 END_TEST
 
