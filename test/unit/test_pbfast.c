@@ -13,6 +13,7 @@
 #include "PulsarApi.pb-c.h"
 #include "core/arena.h"
 #include "core/pbfast.h"
+#include "core/pbwire.h"
 #include "testutil.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -59,6 +60,51 @@ static void same_as_reference(const ProtobufCMessage *fast, const ProtobufCMessa
     free(a.b);
     free(b.b);
 }
+
+/* ---------- varints ---------- */
+
+static size_t put_varint(uint8_t *b, uint64_t v) {
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        b[n++] = (uint8_t)(v | 0x80);
+    b[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Every width, with the buffer ending right after it or with slack after it. */
+START_TEST(varint_every_width) {
+    uint8_t buf[32];
+    for (int i = 0; i < 20000; i++) {
+        int bits = (int)(rnd() % 65);
+        uint64_t v = bits == 64 ? rnd() | (UINT64_C(1) << 63) : rnd() & ((UINT64_C(1) << bits) - 1);
+        memset(buf, 0xff, sizeof buf);
+        size_t n = put_varint(buf, v);
+        size_t slack = rnd() % 12;
+        const uint8_t *p = buf;
+        uint64_t got = 0;
+        ck_assert_int_eq(pc_pb_varint(&p, buf + n + slack, &got), 0);
+        ck_assert_uint_eq(got, v);
+        ck_assert_ptr_eq(p, buf + n);
+        p = buf; /* one byte short: truncated */
+        ck_assert_int_eq(pc_pb_varint(&p, buf + n - 1, &got), -1);
+        ck_assert_ptr_eq(p, buf);
+    }
+}
+END_TEST
+
+START_TEST(varint_too_long) {
+    uint8_t buf[16];
+    memset(buf, 0x80, sizeof buf);
+    buf[10] = 0x01; /* 11 bytes */
+    const uint8_t *p = buf;
+    uint64_t v;
+    ck_assert_int_eq(pc_pb_varint(&p, buf + sizeof buf, &v), -1);
+    buf[9] = 0x01; /* 10 bytes: the top byte holds bit 63 */
+    ck_assert_int_eq(pc_pb_varint(&p, buf + sizeof buf, &v), 0);
+    ck_assert_uint_eq(v, UINT64_C(1) << 63);
+    ck_assert_ptr_eq(p, buf + 10);
+}
+END_TEST
 
 /* ---------- MESSAGE command ---------- */
 
@@ -288,7 +334,11 @@ END_TEST
 
 static Suite *pbfast_suite(void) {
     Suite *s = suite_create("pbfast");
-    TCase *t = tcase_create("message_cmd");
+    TCase *t = tcase_create("varint");
+    tcase_add_test(t, varint_every_width);
+    tcase_add_test(t, varint_too_long);
+    suite_add_tcase(s, t);
+    t = tcase_create("message_cmd");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, message_cmd_matches_protobuf_c);
     tcase_add_test(t, message_cmd_prefixes_and_corruptions);
