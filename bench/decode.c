@@ -23,7 +23,8 @@
  *                plain protobuf-c unpacks. It was written while the
  *                consumer's decode was static functions in
  *                lib/client/consumer.c; it stays as a fixed yardstick.
- *      consumer  pc_frame_parse + the consumer's own pc_rx_decode()
+ *      consumer  pc_frame_parse_with (into an arena reset after each frame,
+ *                as the connection does) + the consumer's own pc_rx_decode()
  *                (lib/client/rx_decode.h) + reading every message through
  *                the public getters + pulsarc_msg_destroy, i.e. the real
  *                io-thread work minus the socket and the queue hand-off.
@@ -72,6 +73,7 @@ typedef struct dstate {
     int use_rx;       /* --path consumer */
 #if BD_HAVE_RX
     pc_rxpool_t *pool;
+    pc_arena_t frame_arena; /* the command of one frame, as in lib/net/conn.c */
 #endif
 } dstate_t;
 
@@ -164,7 +166,8 @@ static int decode_frame(dstate_t *st, const uint8_t *buf, size_t len) {
 /* The consumer's decode: pc_rx_decode, then each message as the app sees it. */
 static int decode_frame_rx(dstate_t *st, const uint8_t *buf, size_t len) {
     pc_frame_t f;
-    long n = pc_frame_parse(buf, len, MAX_FRAME, &f, st->err, sizeof st->err);
+    ProtobufCAllocator al = pc_arena_allocator(&st->frame_arena);
+    long n = pc_frame_parse_with(buf, len, MAX_FRAME, &al, &f, st->err, sizeof st->err);
     if (n <= 0)
         return -1;
     pc_rx_opts_t o = {.partition = -1, .skip_upto = NULL};
@@ -183,6 +186,7 @@ static int decode_frame_rx(dstate_t *st, const uint8_t *buf, size_t len) {
         pulsarc_msg_destroy(m);
     }
     pc_frame_clear(&f);
+    pc_arena_reset(&st->frame_arena);
     st->frames++;
     return rc;
 }
@@ -258,6 +262,7 @@ static int run_corpus(const bc_spec_t *spec, uint64_t want, int use_rx) {
 #if BD_HAVE_RX
     if (st.pool)
         pc_rxpool_release(st.pool);
+    pc_arena_free(&st.frame_arena);
 #endif
     bc_ring_free(&r);
     return rc;

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_MIN 4096
+/* Small: an unbatched entry's metadata needs ~0.5 KB, and a receive queue
+ * of 10,000 such entries must fit the pool's byte cap (rxpool.c) or they
+ * are freed and allocated again. Arenas grow to their peak anyway. */
+#define ARENA_MIN 512
 
 void *pc_arena_alloc(pc_arena_t *a, size_t n) {
     n = (n + 7) & ~(size_t)7;

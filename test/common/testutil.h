@@ -2,6 +2,7 @@
 #ifndef PC_TESTUTIL_H
 #define PC_TESTUTIL_H
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "pulsarc.h"
@@ -15,6 +16,14 @@
         srunner_free(sr);                                               \
         return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;                   \
     }
+
+/* Deterministic test randomness (xorshift64): failures reproduce. */
+static inline uint64_t pct_xorshift(uint64_t *state) {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
 
 /* $PULSAR_SERVICE_URL, or pulsar://127.0.0.1:6650. */
 const char *pct_service_url(void);

@@ -22,12 +22,7 @@
 /* Deterministic test randomness (xorshift64), so failures reproduce. */
 static uint64_t test_rng = 0x2545F4914F6CDD1Dull;
 
-static uint64_t rnd(void) {
-    test_rng ^= test_rng << 13;
-    test_rng ^= test_rng >> 7;
-    test_rng ^= test_rng << 17;
-    return test_rng;
-}
+static uint64_t rnd(void) { return pct_xorshift(&test_rng); }
 
 static void fill_random(uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; i++)

@@ -827,12 +827,7 @@ END_TEST
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+static uint64_t rnd(void) { return pct_xorshift(&rng_state); }
 
 static void seed_frame(bytes_t *g, unsigned which) {
     bytes_t bem = {.n = 0};

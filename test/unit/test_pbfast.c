@@ -18,12 +18,7 @@
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
-static uint64_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return pct_xorshift(&rng); }
 
 /* Any value width: small, one byte over, large, and "negative" int32. */
 static uint64_t rnd_varint(void) {
@@ -59,6 +54,28 @@ static void same_as_reference(const ProtobufCMessage *fast, const ProtobufCMessa
     ck_assert_int_eq(memcmp(a.b, b.b, a.n), 0);
     free(a.b);
     free(b.b);
+}
+
+/*
+ * For messages from gen (plain or not): every prefix, and every byte
+ * replaced by a random one, through check (which allows declining).
+ */
+static void prefixes_and_corruptions(bytes_t (*gen)(int plain),
+                                     void (*check)(const bytes_t *b, int must_take)) {
+    for (int i = 0; i < 200; i++) {
+        bytes_t b = gen((int)(rnd() % 2));
+        for (size_t cut = 0; cut < b.n; cut++) {
+            bytes_t p = {b.b, cut};
+            check(&p, 0);
+        }
+        for (size_t at = 0; at < b.n; at++) {
+            uint8_t keep = b.b[at];
+            b.b[at] = (uint8_t)rnd();
+            check(&b, 0);
+            b.b[at] = keep;
+        }
+        free(b.b);
+    }
 }
 
 /* ---------- varints ---------- */
@@ -162,20 +179,7 @@ START_TEST(message_cmd_matches_protobuf_c) {
 END_TEST
 
 START_TEST(message_cmd_prefixes_and_corruptions) {
-    for (int i = 0; i < 200; i++) {
-        bytes_t b = random_message_cmd(rnd() % 2);
-        for (size_t cut = 0; cut < b.n; cut++) {
-            bytes_t p = {b.b, cut};
-            check_cmd_bytes(&p, 0);
-        }
-        for (size_t at = 0; at < b.n; at++) {
-            uint8_t keep = b.b[at];
-            b.b[at] = (uint8_t)rnd();
-            check_cmd_bytes(&b, 0);
-            b.b[at] = keep;
-        }
-        free(b.b);
-    }
+    prefixes_and_corruptions(random_message_cmd, check_cmd_bytes);
 }
 END_TEST
 
@@ -299,20 +303,7 @@ START_TEST(metadata_matches_protobuf_c) {
 END_TEST
 
 START_TEST(metadata_prefixes_and_corruptions) {
-    for (int i = 0; i < 200; i++) {
-        bytes_t b = random_metadata(rnd() % 2);
-        for (size_t cut = 0; cut < b.n; cut++) {
-            bytes_t p = {b.b, cut};
-            check_md_bytes(&p, 0);
-        }
-        for (size_t at = 0; at < b.n; at++) {
-            uint8_t keep = b.b[at];
-            b.b[at] = (uint8_t)rnd();
-            check_md_bytes(&b, 0);
-            b.b[at] = keep;
-        }
-        free(b.b);
-    }
+    prefixes_and_corruptions(random_metadata, check_md_bytes);
 }
 END_TEST
 
