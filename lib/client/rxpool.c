@@ -1,14 +1,11 @@
 /*
  * Design notes: owns the memory received messages live in. The io thread
- * takes entries from its private free list and makes each message of an
- * entry a slot of the entry's own array; application threads drop
- * messages through pulsarc_msg_destroy(), and the last one pushes the
- * entry on the pool's lock-free "returned" stack, which the io thread takes
- * whole when its own list runs dry. No lock on either side: a free list
- * under a mutex shared by the io thread and the application was the fetch
- * path's main contention (first per message, then per unbatched entry).
- * The stack has a single consumer that takes everything at once, so the
- * usual ABA hazard of lock-free pops does not arise.
+ * takes entries from the free list and makes each message of an entry a
+ * slot of the entry's own array; application threads drop messages through
+ * pulsarc_msg_destroy(), and the last one recycles the entry. So the lock
+ * is taken twice per entry (a batch of up to thousands of messages), never
+ * per message: a per-message free list shared by the io thread and the
+ * application thread was the fetch path's main contention.
  * The pool is reference counted by its consumer and by every live entry,
  * so messages may outlive the consumer that received them. Arenas and
  * message arrays keep their peak size, so after warm-up nothing is
@@ -32,7 +29,7 @@ pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes, size_t que
         return NULL;
     }
     atomic_init(&p->refs, 1);
-    atomic_init(&p->returned, NULL);
+    pthread_mutex_init(&p->lock, NULL);
     p->max_entry_bytes = max_entry_bytes;
     /* The broker may overshoot the queue by one batch: leave room for it. */
     p->max_free_entries = queue + 64;
@@ -50,19 +47,15 @@ static void entry_free(pc_entry_t *e) {
     free(e);
 }
 
-static void free_list(pc_entry_t *e) {
-    while (e) {
-        pc_entry_t *next = e->next_free;
-        entry_free(e);
-        e = next;
-    }
-}
-
 static void pool_unref(pc_rxpool_t *p) {
-    if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1)
+    if (atomic_fetch_sub(&p->refs, 1) != 1)
         return;
-    free_list(p->free_entries);
-    free_list(atomic_load_explicit(&p->returned, memory_order_acquire));
+    while (p->free_entries) {
+        pc_entry_t *e = p->free_entries;
+        p->free_entries = e->next_free;
+        entry_free(e);
+    }
+    pthread_mutex_destroy(&p->lock);
     free(p->topic);
     free(p);
 }
@@ -72,33 +65,16 @@ void pc_rxpool_release(pc_rxpool_t *p) {
         pool_unref(p);
 }
 
-/* Moves what other threads gave back to the private list, within its bounds. */
-static void take_returned(pc_rxpool_t *p) {
-    pc_entry_t *e = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
-    while (e) {
-        pc_entry_t *next = e->next_free;
-        size_t bytes = entry_bytes(e);
-        if (p->nfree_entries < p->max_free_entries && p->pooled_bytes + bytes <= MAX_POOLED_BYTES) {
-            e->next_free = p->free_entries;
-            p->free_entries = e;
-            p->nfree_entries++;
-            p->pooled_bytes += bytes;
-        } else {
-            entry_free(e);
-        }
-        e = next;
-    }
-}
-
 pc_entry_t *pc_entry_get(pc_rxpool_t *p) {
-    if (!p->free_entries)
-        take_returned(p);
+    pthread_mutex_lock(&p->lock);
     pc_entry_t *e = p->free_entries;
     if (e) {
         p->free_entries = e->next_free;
         p->nfree_entries--;
         p->pooled_bytes -= entry_bytes(e);
-    } else {
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (!e) {
         e = calloc(1, sizeof *e);
         if (!e)
             return NULL;
@@ -109,21 +85,28 @@ pc_entry_t *pc_entry_get(pc_rxpool_t *p) {
     e->next_free = NULL;
     e->data.len = 0;
     e->nmsgs = 0;
-    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    atomic_fetch_add(&p->refs, 1);
     return e;
 }
 
 void pc_entry_unref(pc_entry_t *e) {
-    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+    if (atomic_fetch_sub(&e->refs, 1) != 1)
         return;
     pc_rxpool_t *p = e->pool;
     pc_arena_reset(&e->arena);
     e->data.len = 0;
-    pc_entry_t *head = atomic_load_explicit(&p->returned, memory_order_relaxed);
-    do
-        e->next_free = head;
-    while (!atomic_compare_exchange_weak_explicit(&p->returned, &head, e, memory_order_release,
-                                                  memory_order_relaxed));
+    size_t bytes = entry_bytes(e);
+    pthread_mutex_lock(&p->lock);
+    int keep = p->nfree_entries < p->max_free_entries && p->pooled_bytes + bytes <= MAX_POOLED_BYTES;
+    if (keep) {
+        e->next_free = p->free_entries;
+        p->free_entries = e;
+        p->nfree_entries++;
+        p->pooled_bytes += bytes;
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (!keep)
+        entry_free(e);
     pool_unref(p);
 }
 

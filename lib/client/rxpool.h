@@ -7,6 +7,7 @@
  */
 #ifndef PC_RXPOOL_H
 #define PC_RXPOOL_H
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -29,17 +30,13 @@ typedef struct pc_entry {
 
 struct pc_rxpool {
     atomic_int refs;         /* the consumer, plus one per live entry */
-    /* Entries given back, by any thread: a stack pushed with CAS and taken
-     * whole by the decoding thread, so neither side ever waits. */
-    _Atomic(pc_entry_t *) returned;
-    /* ---- the decoding thread only ---- */
+    pthread_mutex_t lock;    /* guards the free lists */
     pc_entry_t *free_entries;
     size_t nfree_entries;
-    size_t pooled_bytes;     /* memory held by free entries */
-    /* ---- set at creation ---- */
     char *topic;             /* shared by every message of the consumer */
     size_t max_entry_bytes;  /* decompressed size limit per entry */
     size_t max_free_entries; /* sized from the receiver queue */
+    size_t pooled_bytes;     /* memory held by free entries */
 };
 
 /* queue: receiverQueueSize, so a full queue's worth recycles without malloc. */
@@ -47,8 +44,7 @@ pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes, size_t que
 /* The consumer lets go; the pool lives until its last message is destroyed. */
 void pc_rxpool_release(pc_rxpool_t *p);
 
-/* A clean entry with one reference (the decoder's). One thread per pool:
- * the one that decodes the consumer's frames. */
+/* A clean entry with one reference (the decoder's). */
 pc_entry_t *pc_entry_get(pc_rxpool_t *p);
 void pc_entry_unref(pc_entry_t *e);
 
