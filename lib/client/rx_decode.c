@@ -1,15 +1,17 @@
 /*
  * Design notes: the consumer's hot path. One MESSAGE frame becomes one
  * entry (pooled) holding the payload — copied once, or decompressed into
- * it — and the entry's metadata unpacked into the entry's arena. Each
- * message of a batch is then a pooled view into that entry: no per-message
- * malloc and no per-message copy of the payload.
+ * it — and the entry's metadata decoded into the entry's arena (by hand,
+ * core/pbfast.h, protobuf-c for the rare fields). Each message of a batch
+ * is then a slot of the entry's message array, copied from a template of
+ * what the batch shares: no per-message malloc, lock or payload copy.
  *
- * SingleMessageMetadata is read by a small hand-written protobuf reader
+ * SingleMessageMetadata is read by the minimal wire reader (core/pbwire.h)
  * instead of protobuf-c: it runs once per message and needs no allocation
  * for the common case (no key, no properties). Everything the peer sends
  * is bounds-checked against the entry; a batch claiming more messages than
- * its bytes can hold fails when the bytes run out, before any allocation.
+ * its bytes can hold is refused when the bytes run out, and its slots are
+ * reserved for no more records than its bytes can hold.
  *
  * Runs on the consumer's io thread; touches only the entry it fills.
  */
