@@ -34,8 +34,7 @@
 /* SingleMessageMetadata, as offsets into the batch payload. */
 enum {
     SM_KEY = 1 << 0, SM_OKEY = 1 << 1, SM_B64 = 1 << 2, SM_COMPACTED = 1 << 3,
-    SM_NULL = 1 << 4, SM_EVENT_TIME = 1 << 5, SM_SEQ = 1 << 6, SM_SIZE = 1 << 7,
-    SM_ARENA = SM_KEY | SM_OKEY /* or properties: needs the entry's arena */
+    SM_NULL = 1 << 4, SM_EVENT_TIME = 1 << 5, SM_SEQ = 1 << 6, SM_SIZE = 1 << 7
 };
 
 typedef struct smm {
@@ -183,24 +182,34 @@ static int set_smm_props(pc_arena_t *a, pulsarc_msg_t *m, const smm_t *s) {
     return 0;
 }
 
-static void fill_entry_fields(pulsarc_msg_t *m, const Pulsar__Proto__MessageMetadata *md,
-                              const Pulsar__Proto__CommandMessage *cm, int32_t partition) {
-    m->publish_time = md->publish_time;
-    m->seq = (int64_t)md->sequence_id;
-    m->producer_name = md->producer_name; /* lives in the entry's arena */
+/* What every message of the entry shares, as a template view to copy. */
+static void entry_template(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                           const Pulsar__Proto__CommandMessage *cm, int32_t partition,
+                           pulsarc_msg_t *t) {
+    memset(t, 0, sizeof *t);
+    t->topic = e->pool->topic;
+    t->publish_time = md->publish_time;
+    t->seq = (int64_t)md->sequence_id;
+    t->producer_name = md->producer_name; /* lives in the entry's arena */
     if (md->has_schema_version && md->schema_version.len) {
-        m->schema_version = md->schema_version.data;
-        m->schema_version_len = md->schema_version.len;
+        t->schema_version = md->schema_version.data;
+        t->schema_version_len = md->schema_version.len;
     }
-    m->redelivery_count = cm->has_redelivery_count ? cm->redelivery_count : 0;
-    m->id.ledger_id = (int64_t)cm->message_id->ledgerid;
-    m->id.entry_id = (int64_t)cm->message_id->entryid;
-    m->id.partition = partition;
-    m->id.batch_index = -1;
-    m->id.batch_size = 0;
+    t->redelivery_count = cm->has_redelivery_count ? cm->redelivery_count : 0;
+    t->id.ledger_id = (int64_t)cm->message_id->ledgerid;
+    t->id.entry_id = (int64_t)cm->message_id->entryid;
+    t->id.partition = partition;
+    t->id.batch_index = -1;
+    t->id.batch_size = 0;
 }
 
-static int fill_from_smm(pc_entry_t *e, pulsarc_msg_t *m, const smm_t *s) {
+/* A record's own fields; keys and properties (rare) go to the entry's arena. */
+static int fill_record(pc_entry_t *e, pulsarc_msg_t *m, const smm_t *s) {
+    if (s->flags & SM_EVENT_TIME)
+        m->event_time = s->event_time;
+    if (s->flags & SM_SEQ)
+        m->seq = (int64_t)s->seq;
+    m->null_value = (s->flags & SM_NULL) != 0;
     if ((s->flags & SM_KEY) && set_key(&e->arena, m, s->key, s->keylen, (s->flags & SM_B64) != 0))
         return -1;
     if (s->flags & SM_OKEY) {
@@ -208,11 +217,6 @@ static int fill_from_smm(pc_entry_t *e, pulsarc_msg_t *m, const smm_t *s) {
             return -1;
         m->ordering_key_len = s->oklen;
     }
-    if (s->flags & SM_EVENT_TIME)
-        m->event_time = s->event_time;
-    if (s->flags & SM_SEQ)
-        m->seq = (int64_t)s->seq;
-    m->null_value = (s->flags & SM_NULL) != 0;
     return set_smm_props(&e->arena, m, s);
 }
 
@@ -241,28 +245,6 @@ static int next_record(const uint8_t **pp, const uint8_t *end, smm_t *s, const u
         return -1;
     *payload = p;
     *pp = p + s->payload_size;
-    return 0;
-}
-
-/* Copies what every message of the entry shares into a template view. */
-static void batch_template(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
-                           const Pulsar__Proto__CommandMessage *cm, int32_t partition,
-                           pulsarc_msg_t *t) {
-    memset(t, 0, sizeof *t);
-    t->topic = e->pool->topic;
-    fill_entry_fields(t, md, cm, partition);
-    t->id.batch_size = md->num_messages_in_batch;
-}
-
-/* The common record (no key, no properties) needs no arena. */
-static int fill_record(pc_entry_t *e, pulsarc_msg_t *m, const smm_t *s) {
-    if ((s->flags & SM_ARENA) || s->nprops)
-        return fill_from_smm(e, m, s);
-    if (s->flags & SM_EVENT_TIME)
-        m->event_time = s->event_time;
-    if (s->flags & SM_SEQ)
-        m->seq = (int64_t)s->seq;
-    m->null_value = (s->flags & SM_NULL) != 0;
     return 0;
 }
 
@@ -299,7 +281,8 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
         return;
     }
     pulsarc_msg_t t;
-    batch_template(e, md, cm, o->partition, &t);
+    entry_template(e, md, cm, o->partition, &t);
+    t.id.batch_size = n;
     int filter = cm->n_ack_set || o->skip_upto;
     for (int i = 0; i < n; i++) {
         smm_t s;
@@ -351,8 +334,10 @@ static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
                           o->partition, -1, 0};
     if (skip_id(o, &id))
         return;
-    pulsarc_msg_t *m = pc_entry_reserve_msgs(e, 1) ? NULL : pc_rxmsg_get(e, NULL);
-    if (!m || (fill_entry_fields(m, md, cm, o->partition), fill_from_md(e, m, md))) {
+    pulsarc_msg_t t;
+    entry_template(e, md, cm, o->partition, &t);
+    pulsarc_msg_t *m = pc_entry_reserve_msgs(e, 1) ? NULL : pc_rxmsg_get(e, &t);
+    if (!m || fill_from_md(e, m, md)) {
         if (m)
             pulsarc_msg_destroy(m);
         result_fail(r, -2, "out of memory decoding entry %lld:%lld", (long long)id.ledger_id,

@@ -9,7 +9,6 @@
 #define PC_RXPOOL_H
 #include <pthread.h>
 #include <stdatomic.h>
-#include <string.h>
 
 #include "client/message.h"
 #include "core/arena.h"
@@ -54,21 +53,15 @@ void pc_entry_unref(pc_entry_t *e);
  */
 int pc_entry_reserve_msgs(pc_entry_t *e, size_t n);
 /*
- * The next view of e, zeroed (or a copy of tmpl when not NULL), holding a
- * reference on e; NULL when the reserved room is used up. Only the thread
- * building e calls this, before e's messages are handed to anyone.
+ * The next view of e, a copy of tmpl, holding a reference on e; NULL when
+ * the reserved room is used up. Only the thread building e calls this,
+ * before e's messages are handed to anyone.
  */
 static inline pulsarc_msg_t *pc_rxmsg_get(pc_entry_t *e, const pulsarc_msg_t *tmpl) {
     if (e->nmsgs == e->capmsgs)
         return NULL;
     pulsarc_msg_t *m = &e->msgs[e->nmsgs++];
-    if (tmpl) {
-        *m = *tmpl;
-    } else {
-        memset(m, 0, sizeof *m);
-        m->topic = e->pool->topic;
-        m->seq = -1;
-    }
+    *m = *tmpl;
     m->entry = e;
     /* e is still private to the building thread: no locked add needed. */
     atomic_store_explicit(&e->refs, atomic_load_explicit(&e->refs, memory_order_relaxed) + 1,
