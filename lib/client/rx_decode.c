@@ -264,10 +264,35 @@ static int add_batch_msg(pc_entry_t *e, const pulsarc_msg_t *t, const smm_t *s,
     return 0;
 }
 
-/* Message slots for a batch: a record takes at least 6 bytes (size, payload_size field). */
+/*
+ * A batch record takes at least 6 bytes (4 of size, 2 of payload_size
+ * field), so `bytes` of batch payload hold at most this many messages,
+ * whatever the metadata claims.
+ */
+static size_t records_fit(size_t bytes) { return bytes / 6 + 1; }
+
+static size_t at_most(size_t claimed, size_t bound) { return claimed < bound ? claimed : bound; }
+
+/* Message slots for a batch. */
 static int reserve_batch(pc_entry_t *e, int n) {
-    size_t room = n > 0 ? (size_t)n : 0, most = e->data.len / 6 + 1;
-    return pc_entry_reserve_msgs(e, room < most ? room : most);
+    return pc_entry_reserve_msgs(e, at_most(n > 0 ? (size_t)n : 0, records_fit(e->data.len)));
+}
+
+/*
+ * Flow permits an entry costs: 1, or for a batch its message count. A
+ * count larger than the entry's bytes can hold is a broker's lie (or
+ * garbage); believing it would make the refund of a discarded entry
+ * grant the broker that many permits. Compressed payloads are bounded by
+ * their uncompressed size, itself capped at the entry limit.
+ */
+static uint32_t entry_permits(const Pulsar__Proto__MessageMetadata *md, size_t payload_len,
+                              size_t limit) {
+    if (!md->has_num_messages_in_batch || md->num_messages_in_batch <= 0)
+        return 1;
+    size_t bytes = payload_len;
+    if (md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE)
+        bytes = at_most(md->has_uncompressed_size ? md->uncompressed_size : 0, limit);
+    return (uint32_t)at_most((size_t)md->num_messages_in_batch, records_fit(bytes));
 }
 
 static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
@@ -429,7 +454,7 @@ void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
         return;
     }
     int batched = md->has_num_messages_in_batch;
-    r->permits = batched && md->num_messages_in_batch > 0 ? (uint32_t)md->num_messages_in_batch : 1;
+    r->permits = entry_permits(md, f->payload_len, e->pool->max_entry_bytes);
     if (!batched && md->has_num_chunks_from_msg && md->num_chunks_from_msg > 1) {
         r->chunk_entry = e; /* the assembler copies the slice and drops e */
         r->chunk_meta = md;

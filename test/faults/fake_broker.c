@@ -262,6 +262,10 @@ static void encode_message(pc_fb_t *fb, const qmsg_t *q, pc_buf_t *out) {
         md.has_uncompressed_size = 1;
         md.uncompressed_size = (uint32_t)q->len * 2 + 16;
     }
+    if (q->spoil == PC_FB_HUGE_BATCH) {
+        md.has_num_messages_in_batch = 1;
+        md.num_messages_in_batch = 1000000000;
+    }
     size_t start = out->len;
     if (q->spoil == PC_FB_BAD_METADATA) {
         static const uint8_t junk[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01};

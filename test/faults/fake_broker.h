@@ -60,6 +60,7 @@ typedef enum pc_fb_spoil {
     PC_FB_UNKNOWN_CODEC = 2, /* compression = 99 */
     PC_FB_CORRUPT_LZ4 = 3,   /* compression = LZ4, payload is not LZ4 */
     PC_FB_BAD_METADATA = 4,  /* MessageMetadata bytes that do not parse */
+    PC_FB_HUGE_BATCH = 5,    /* a batch claiming a billion messages in the payload's few bytes */
 } pc_fb_spoil_t;
 
 /*

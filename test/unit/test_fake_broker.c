@@ -464,6 +464,42 @@ START_TEST(test_corrupt_messages_discarded_and_acked) {
 }
 END_TEST
 
+/*
+ * A batch whose metadata claims a billion messages in 21 bytes: the entry
+ * is discarded, and the permits refunded for it are what its bytes could
+ * hold, not what it claims. Before, the consumer granted ~10^9 permits.
+ */
+START_TEST(test_batch_claim_does_not_inflate_permits) {
+    pc_fb_t *fb = pc_fb_new();
+    pulsarc_client_t *c = client_on(pc_fb_url(fb), NULL);
+    const char *kv[] = {"receiverQueueSize", "10", NULL};
+    pulsarc_consumer_t *cons = consumer_on(c, kv);
+    int64_t liar = pc_fb_push(fb, "spoiled-payload-bytes", 21, PC_FB_HUGE_BATCH);
+    char body[32], text[64];
+    for (int i = 0; i < 30; i++) {
+        snprintf(body, sizeof body, "after-%d", i);
+        pc_fb_push(fb, body, strlen(body), PC_FB_GOOD);
+    }
+    int got = 0;
+    while (got < 30 && recv_text(cons, 5000, text, sizeof text) == PULSARC_OK)
+        got++;
+    int vack = wait_vack(fb, liar, VE(BatchDeSerializeError), 2000);
+    pc_fb_stats_t st;
+    pc_fb_stats(fb, &st);
+    char extra[160];
+    snprintf(extra, sizeof extra, "received=%d permits=%llu sent=%llu queue=10 vack=%d", got,
+             (unsigned long long)st.permits, (unsigned long long)st.msgs_sent, vack);
+    print_counts("batch claiming 10^9 messages", fb, extra);
+    ck_assert_int_eq(got, 30);
+    ck_assert_msg(vack, "the lying batch was not acked with BatchDeSerializeError");
+    /* Granted = what was sent back plus at most the queue's worth ahead of it. */
+    ck_assert_uint_le(st.permits, st.msgs_sent + 10 + 21 / 6 + 1);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
 /* ---------- close and destroy with operations in flight ---------- */
 
 #define NSEND 200
@@ -712,6 +748,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_broker_closes_producer);
     tcase_add_test(tc, test_broker_closes_consumer);
     tcase_add_test(tc, test_corrupt_messages_discarded_and_acked);
+    tcase_add_test(tc, test_batch_claim_does_not_inflate_permits);
     tcase_add_test(tc, test_close_inflight_from_other_thread);
     tcase_add_test(tc, test_close_from_send_callback);
     tcase_add_test(tc, test_destroy_from_send_callback);
