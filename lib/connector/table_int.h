@@ -77,8 +77,8 @@ struct pulsarc_table_row_s {
 void pc_row_clear(pulsarc_table_row_t *row);
 
 /* Schema helpers (schema.c). */
-pulsarc_table_schema_t *pc_schema_dup(const pulsarc_table_schema_t *s);
-int pc_schema_find(const pulsarc_table_schema_t *s, const char *name);
+pulsarc_table_schema_t *pc_table_schema_dup(const pulsarc_table_schema_t *s);
+int pc_table_schema_find(const pulsarc_table_schema_t *s, const char *name);
 const char *pc_type_name(pulsarc_table_type_t t);
 
 /*

@@ -474,7 +474,7 @@ static void physical_names(const pulsarc_table_schema_t *s, char *buf, size_t le
 }
 
 static pulsarc_err_t add_key_field(pulsarc_table_t *t, const char *name, char *e, size_t el) {
-    int c = pc_schema_find(t->schema, name);
+    int c = pc_table_schema_find(t->schema, name);
     if (c < 0 || t->schema->cols[c].is_meta) {
         char names[256];
         physical_names(t->schema, names, sizeof names);
@@ -681,7 +681,7 @@ pulsarc_err_t pulsarc_table_new_kv(const pulsarc_table_schema_t *schema, const c
     if (err)
         return err;
     pulsarc_table_t *t = calloc(1, sizeof *t);
-    if (t && (!(t->schema = pc_schema_dup(schema)) ||
+    if (t && (!(t->schema = pc_table_schema_dup(schema)) ||
               !(t->cfg = base ? pulsarc_connector_config_dup(base) : pulsarc_connector_config_new())))
         err = PULSARC_ERR_NOMEM;
     if (!t || err) {
