@@ -202,14 +202,36 @@ static pulsarc_err_t put(pulsarc_connector_config_t *c, int id, int origin, char
     return PULSARC_OK;
 }
 
+/* convert() and the single-value rules: *text is malloc'd on success. */
+static pulsarc_err_t read_value(int id, const char *value, char **text, int64_t *num, char *e,
+                                size_t el) {
+    pulsarc_err_t err = convert(&pc_cc_props[id], value, text, num, e, el);
+    if (!err && (err = check_value(id, *text, *num, e, el)) != PULSARC_OK) {
+        free(*text);
+        *text = NULL;
+    }
+    return err;
+}
+
 static pulsarc_err_t store_one(pulsarc_connector_config_t *c, int id, int origin,
                                const char *value, char *e, size_t el) {
     char *text;
     int64_t num;
-    pulsarc_err_t err = convert(&pc_cc_props[id], value, &text, &num, e, el);
-    if (!err && (err = check_value(id, text, num, e, el)) != PULSARC_OK)
-        free(text);
+    pulsarc_err_t err = read_value(id, value, &text, &num, e, el);
     return err ? err : put(c, id, origin, text, num, e, el);
+}
+
+pulsarc_err_t pc_cc_parse(int id, const char *value, char **text, int64_t *num, char *e,
+                          size_t el) {
+    char *t = NULL;
+    if (id < 0 || id >= PC_CC__COUNT || !value)
+        return pc_seterr(e, el, PULSARC_ERR_INVALID_ARG, "key and value are required");
+    pulsarc_err_t err = read_value(id, value, &t, num, e, el);
+    if (text)
+        *text = t;
+    else
+        free(t);
+    return err;
 }
 
 /* "tenant/ns" as the default namespace sets the default tenant as well. */
