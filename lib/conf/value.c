@@ -3,6 +3,7 @@
  * in the project (the client's lib/conf/props.h and the connector's
  * connector_props.h), so an integer, a boolean or an enum is read and
  * refused the same way, with the same message, whichever key it is for.
+ * Durations are read in the text form Flink configurations use ("10 s").
  * Pure functions over caller-owned buffers: any thread, any time.
  */
 #include "conf/value.h"
@@ -122,4 +123,64 @@ pulsarc_err_t pc_value_parse(const pc_value_rule_t *r, const char *v, int64_t *n
     default:
         return PULSARC_OK;
     }
+}
+
+/*
+ * ---- durations ----
+ * As Flink's TimeUtils reads them: a non-negative integer, optional blanks,
+ * an optional unit (ms when absent); sub-millisecond units are rounded
+ * down to whole milliseconds.
+ */
+
+static const struct unit {
+    const char *label;
+    int64_t num, den; /* ms = value * num / den */
+} units[] = {
+    {"ns", 1, 1000000},         {"nano", 1, 1000000},     {"nanos", 1, 1000000},
+    {"nanosecond", 1, 1000000}, {"nanoseconds", 1, 1000000},
+    {"us", 1, 1000},            {"\xc2\xb5s", 1, 1000},   {"micro", 1, 1000},
+    {"micros", 1, 1000},        {"microsecond", 1, 1000}, {"microseconds", 1, 1000},
+    {"ms", 1, 1},               {"milli", 1, 1},          {"millis", 1, 1},
+    {"millisecond", 1, 1},      {"milliseconds", 1, 1},   {"s", 1000, 1},
+    {"sec", 1000, 1},           {"secs", 1000, 1},        {"second", 1000, 1},
+    {"seconds", 1000, 1},       {"m", 60000, 1},          {"min", 60000, 1},
+    {"minute", 60000, 1},       {"minutes", 60000, 1},    {"h", 3600000, 1},
+    {"hour", 3600000, 1},       {"hours", 3600000, 1},    {"d", 86400000, 1},
+    {"day", 86400000, 1},       {"days", 86400000, 1},
+};
+
+static const struct unit *find_unit(const char *label, size_t n) {
+    if (n == 0)
+        return find_unit("ms", 2); /* no unit: milliseconds */
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strlen(units[i].label) == n && !strncasecmp(units[i].label, label, n))
+            return &units[i];
+    return NULL;
+}
+
+int64_t pc_value_duration_ms(const char *text) {
+    while (isspace((unsigned char)*text))
+        text++;
+    const char *p = text;
+    while (isdigit((unsigned char)*p))
+        p++;
+    char digits[32];
+    size_t nd = (size_t)(p - text);
+    if (nd == 0 || nd >= sizeof digits)
+        return -1;
+    memcpy(digits, text, nd);
+    digits[nd] = '\0';
+    pc_value_rule_t r = {"duration", PC_VALUE_INT, 0, INT64_MAX, NULL};
+    int64_t value;
+    if (pc_value_parse(&r, digits, &value, NULL, 0))
+        return -1;
+    while (isspace((unsigned char)*p))
+        p++;
+    size_t n = strlen(p);
+    while (n && isspace((unsigned char)p[n - 1]))
+        n--;
+    const struct unit *u = find_unit(p, n);
+    if (!u || (u->num > 1 && value > INT64_MAX / u->num))
+        return -1;
+    return value * u->num / u->den;
 }

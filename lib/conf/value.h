@@ -35,4 +35,10 @@ pulsarc_err_t pc_value_parse(const pc_value_rule_t *r, const char *text, int64_t
                              char *errstr, size_t errlen);
 /* The spelling of choice idx in choices ("a|b|c"): *len bytes at the result; NULL if none. */
 const char *pc_value_choice(const char *choices, int64_t idx, size_t *len);
+/*
+ * "<digits> [unit]" in milliseconds (no unit: ms; ns, us, ms, s, min, h, d
+ * and their long names, any case; blanks around are ignored); -1 when the
+ * text is not one or the result does not fit.
+ */
+int64_t pc_value_duration_ms(const char *text);
 #endif

@@ -107,6 +107,4 @@ void pc_with_free(char **kv, size_t n);
 /* "L:E:P" as the SQL options take it, with the connector's error texts. */
 pulsarc_err_t pc_table_parse_msgid(const char *text, pulsarc_msgid_t *out, char *errstr,
                                    size_t errlen);
-/* A Flink duration ("10 s", "500ms", "1 min", "250" = ms) in ms; -1 if malformed. */
-int64_t pc_table_parse_duration_ms(const char *text);
 #endif
