@@ -5,7 +5,7 @@
 # value parser). Run by `make unit`; fails, naming each symbol and the
 # connector object using it, when a connector object references a symbol
 # defined in the client library's other objects that the client does not
-# export.
+# export, or when libpulsarc-connector.so exports anything but pulsarc_*.
 #
 # Usage: BUILD=build bash test/check-connector-api.sh <connector objects...>
 set -euo pipefail
@@ -33,6 +33,16 @@ if [ -s "$tmp/private" ]; then
         echo "  $sym  (used by: $users)" >&2
     done <"$tmp/private"
     exit 1
+fi
+# the connector library exports its own pulsarc_* API and nothing else (the
+# core helpers it carries stay private: --exclude-libs)
+if [ -f "$BUILD/libpulsarc-connector.so" ]; then
+    extra=$(nm -D --defined-only "$BUILD/libpulsarc-connector.so" | awk '{ print $NF }' | grep -v '^pulsarc_' || true)
+    if [ -n "$extra" ]; then
+        echo "libpulsarc-connector.so exports symbols outside the pulsarc_ API:" >&2
+        echo "$extra" | sed 's/^/  /' >&2
+        exit 1
+    fi
 fi
 n_pub=$(comm -12 "$tmp/needed" "$tmp/exported" | grep -c '^pulsarc_' || true)
 n_core=$(comm -12 "$tmp/needed" "$tmp/core" | wc -l)
