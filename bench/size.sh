@@ -30,7 +30,7 @@ TOP=${TOP:-15}
 MIN_OPTS=(WITH_TLS=0 WITH_CURL=0 WITH_ZSTD=0 WITH_SNAPPY=0)
 SMALL_OPT="-Os -g -fno-asynchronous-unwind-tables"
 SMALL_LDFLAGS=
-if ld --help 2>/dev/null | grep -q pack-relative-relocs; then
+if ld --help 2>/dev/null | grep pack-relative-relocs >/dev/null; then # no -q: an early exit would SIGPIPE ld and, under pipefail, fail the test
     SMALL_LDFLAGS="-Wl,-z,pack-relative-relocs" # DT_RELR: glibc >= 2.36 loads it
 fi
 OUT=$MIN_BUILD/size
