@@ -1,7 +1,9 @@
 # pulsarc — build, test and run.
 #
 # make deps      install the Debian packages the project needs (when missing)
-# make           libpulsarc.a, libpulsarc.so, pulsarc.pc, the CLI and examples
+# make           libpulsarc.{a,so} (the client), libpulsarc-connector.{a,so}
+#                (source/sink/table, on the client's public API), their .pc
+#                files, the CLI and examples
 # make test      unit tests, then the live-broker tests (starts and stops a broker)
 # make run       a local broker, a producer and a consumer, figures printed
 # make unit      unit tests only (no broker)
@@ -12,7 +14,7 @@
 #
 # Build options: WITH_TLS=0 (no OpenSSL), WITH_CURL=0 (no libcurl),
 # WITH_ZSTD=0, WITH_SNAPPY=0 (optional codecs), WITH_CONNECTOR=0 (no
-# source/sink/table layer: the client library alone; `make lib` only, the
+# source/sink/table library: the client library alone; `make lib` only, the
 # CLI and the tests need the connector).
 
 WITH_TLS    ?= 1
@@ -83,8 +85,11 @@ endif
 ifneq ($(WITH_SNAPPY),1)
   LIB_SRCS := $(filter-out lib/core/codec_snappy.c,$(LIB_SRCS))
 endif
+# The connector is a library of its own on top of the client's public API.
+CONN_SRCS := $(filter lib/connector/%,$(LIB_SRCS))
+LIB_SRCS := $(filter-out lib/connector/%,$(LIB_SRCS))
 ifneq ($(WITH_CONNECTOR),1)
-  LIB_SRCS := $(filter-out lib/connector/%,$(LIB_SRCS))
+  CONN_SRCS :=
   ifneq ($(filter-out lib size clean %.a %.so %.pc,$(or $(MAKECMDGOALS),all)),)
     $(error WITH_CONNECTOR=0 builds the client library only (make lib): the CLI, examples and tests use the connector layer)
   endif
@@ -93,10 +98,22 @@ endif
 PROTO_C := $(BUILD)/gen/PulsarApi.pb-c.c
 PROTO_H := $(BUILD)/gen/PulsarApi.pb-c.h
 LIB_OBJS := $(BUILD)/gen/PulsarApi.pb-c.o $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+CONN_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CONN_SRCS))
+# Stateless helpers (errstr formatting, base64, crc32c, hashes, topic and URL
+# syntax, configuration values) that both libraries carry a private copy of;
+# never installed. test/check-connector-api.sh keeps the connector to these
+# and the client's exported API.
+CORE_OBJS := $(filter $(BUILD)/lib/core/%,$(LIB_OBJS)) $(BUILD)/lib/conf/value.o
 
 STATIC := $(BUILD)/libpulsarc.a
 SHARED := $(BUILD)/libpulsarc.so
 PCFILE := $(BUILD)/pulsarc.pc
+CORE_AR := $(BUILD)/libpulsarc-core.a
+CONN_STATIC := $(if $(CONN_SRCS),$(BUILD)/libpulsarc-connector.a)
+CONN_SHARED := $(if $(CONN_SRCS),$(BUILD)/libpulsarc-connector.so)
+CONN_PCFILE := $(if $(CONN_SRCS),$(BUILD)/pulsarc-connector.pc)
+# What a program using the connector links, connector first (static order).
+LINK_LIBS := $(CONN_STATIC) $(STATIC)
 
 UNIT_SRCS := $(sort $(wildcard test/unit/test_*.c))
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
@@ -115,7 +132,7 @@ CMD_BIN := $(BUILD)/pulsarc
 .SUFFIXES:
 
 all: lib $(EXAMPLE_BINS) $(if $(CMD_SRCS),$(CMD_BIN))
-lib: $(STATIC) $(SHARED) $(PCFILE)
+lib: $(STATIC) $(SHARED) $(PCFILE) $(CONN_STATIC) $(CONN_SHARED) $(CONN_PCFILE)
 
 $(PROTO_C) $(PROTO_H): proto/PulsarApi.proto
 	@mkdir -p $(BUILD)/gen
@@ -140,33 +157,54 @@ $(PCFILE): Makefile
 	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: pulsarc\nDescription: Apache Pulsar client in C\nVersion: %s\nRequires.private: %s\nLibs: -L$${libdir} -lpulsarc\nLibs.private: %s -lpthread -lm\nCflags: -I$${includedir}\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' '$(SNAPPY_LIBS)' > $@
 
+$(CORE_AR): $(CORE_OBJS)
+	@rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
+
+$(CONN_STATIC): $(CONN_OBJS)
+	@rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
+
+# --no-undefined: a private client symbol has hidden visibility, so using one
+# fails here. The client comes first so that its public functions are taken
+# from it; the core archive then supplies the private helpers, which
+# --exclude-libs keeps private to this library.
+$(CONN_SHARED): $(CONN_OBJS) $(CORE_AR) $(SHARED)
+	$(call say,LD,$@)$(CC) -shared -Wl,-soname,libpulsarc-connector.so.0 -Wl,--no-undefined \
+	  -Wl,--exclude-libs,ALL $(LDFLAGS) -o $@ $(CONN_OBJS) $(SHARED) $(CORE_AR) -lpthread -lm
+
+$(CONN_PCFILE): Makefile
+	@mkdir -p $(BUILD)
+	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: pulsarc-connector\nDescription: Flink-style source, sink and table connector on the pulsarc client\nVersion: %s\nRequires: pulsarc = %s\nLibs: -L$${libdir} -lpulsarc-connector\nCflags: -I$${includedir}\n' \
+	  '$(PREFIX)' '$(VERSION)' '$(VERSION)' > $@
+
 $(BUILD)/test/%.o: test/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) -c $< -o $@
 
 TEST_COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_COMMON))
 
-$(BUILD)/test/unit/%: test/unit/%.c $(STATIC) $(TEST_COMMON_OBJS)
+$(BUILD)/test/unit/%: test/unit/%.c $(LINK_LIBS) $(TEST_COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common -Itest/faults $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common -Itest/faults $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS) $(CHECK_LIBS)
 
-$(BUILD)/test/integration/%: test/integration/%.c $(STATIC) $(TEST_COMMON_OBJS)
+$(BUILD)/test/integration/%: test/integration/%.c $(LINK_LIBS) $(TEST_COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common -Itest/faults $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common -Itest/faults $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS) $(CHECK_LIBS)
 
-$(BUILD)/examples/%: examples/%.c $(STATIC)
+$(BUILD)/examples/%: examples/%.c $(LINK_LIBS)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
 
-$(CMD_BIN): $(CMD_SRCS) $(STATIC)
-	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $(CMD_SRCS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS)
+$(CMD_BIN): $(CMD_SRCS) $(LINK_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $(CMD_SRCS) -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
 
 # --- docs -----------------------------------------------------------------
 .PHONY: docs
 docs: docs/CONFIGURATION.md docs/CONNECTOR_CONFIGURATION.md
-docs/CONNECTOR_CONFIGURATION.md: tools/gen_connector_doc.c lib/connector/connector_props.h $(STATIC)
+docs/CONNECTOR_CONFIGURATION.md: tools/gen_connector_doc.c lib/connector/connector_props.h $(LINK_LIBS)
 	@mkdir -p $(BUILD)/tools
-	$(call say,LD,$(BUILD)/tools/gen_connector_doc)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $(BUILD)/tools/gen_connector_doc $(LDFLAGS) $(STATIC) $(PKG_LIBS)
+	$(call say,LD,$(BUILD)/tools/gen_connector_doc)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $(BUILD)/tools/gen_connector_doc $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
 	$(BUILD)/tools/gen_connector_doc > $@
 docs/CONFIGURATION.md: tools/gen_config_doc.c lib/conf/props.h $(STATIC)
 	@mkdir -p $(BUILD)/tools
@@ -193,8 +231,13 @@ deps:
 # --- tests ----------------------------------------------------------------
 BROKER := bash test/broker/run-with-broker.sh
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) check-connector-api
 	@bash test/run-tests.sh $(UNIT_BINS)
+
+# Fails when libpulsarc-connector uses a client symbol the client does not export.
+.PHONY: check-connector-api
+check-connector-api: $(CONN_OBJS) $(CONN_SHARED) $(SHARED) $(CORE_AR)
+	@$(if $(CONN_SRCS),BUILD=$(BUILD) bash test/check-connector-api.sh $(CONN_OBJS),true)
 
 # test_tls_mtls runs twice: on the shared broker (client certs optional) and on
 # one that requires them (a broker-wide setting, so a broker of its own).
@@ -257,11 +300,18 @@ install: lib
 	ln -sf libpulsarc.so.0 $(DESTDIR)$(PREFIX)/lib/libpulsarc.so
 	@rm -f $(PCFILE) && $(MAKE) --no-print-directory $(PCFILE) PREFIX=$(PREFIX)
 	install -m 644 $(PCFILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+ifneq ($(CONN_SRCS),)
+	install -m 644 $(CONN_STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(CONN_SHARED) $(DESTDIR)$(PREFIX)/lib/libpulsarc-connector.so.0
+	ln -sf libpulsarc-connector.so.0 $(DESTDIR)$(PREFIX)/lib/libpulsarc-connector.so
+	@rm -f $(CONN_PCFILE) && $(MAKE) --no-print-directory $(CONN_PCFILE) PREFIX=$(PREFIX)
+	install -m 644 $(CONN_PCFILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+endif
 
 clean:
 	rm -rf build build-asan build-tsan
 
--include $(patsubst %.o,%.d,$(LIB_OBJS))
+-include $(patsubst %.o,%.d,$(LIB_OBJS) $(CONN_OBJS))
 .SECONDARY:
 
 # Benchmarks: make bench-build (build/bench/*), make bench-run (bench/run.sh),

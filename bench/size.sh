@@ -5,7 +5,8 @@
 # (WITH_TLS=0 WITH_CURL=0 WITH_ZSTD=0 WITH_SNAPPY=0) in $MIN_BUILD (default
 # build-min), (c) the same built for size (-Os, no unwind tables, packed
 # relative relocations when the linker has them) in $SMALL_BUILD, with and
-# without the connector layer (WITH_CONNECTOR=0: the client alone),
+# without the connector library (WITH_CONNECTOR=0: the client alone; the
+# connector is libpulsarc-connector, beside libpulsarc, and has rows of its own),
 # (d) examples/produce_consume.c linked -static against the minimal
 # libpulsarc.a and Debian's static protobuf-c, lz4 and zlib archives, with
 # glibc and, when musl-gcc is installed (Debian musl-tools), with musl, and
@@ -29,7 +30,7 @@ TOP=${TOP:-15}
 MIN_OPTS=(WITH_TLS=0 WITH_CURL=0 WITH_ZSTD=0 WITH_SNAPPY=0)
 SMALL_OPT="-Os -g -fno-asynchronous-unwind-tables"
 SMALL_LDFLAGS=
-if ld --help 2>/dev/null | grep -q pack-relative-relocs; then
+if ld --help 2>/dev/null | grep pack-relative-relocs >/dev/null; then # no -q: an early exit would SIGPIPE ld and, under pipefail, fail the test
     SMALL_LDFLAGS="-Wl,-z,pack-relative-relocs" # DT_RELR: glibc >= 2.36 loads it
 fi
 OUT=$MIN_BUILD/size
@@ -140,9 +141,13 @@ echo "| object | text | data | bss | goal | verdict |"
 echo "|---|---|---|---|---|---|"
 size_row "full $BUILD/libpulsarc.so" "$BUILD/libpulsarc.so" 600
 size_row "full $BUILD/libpulsarc.a" "$BUILD/libpulsarc.a" -
+size_row "full $BUILD/libpulsarc-connector.so" "$BUILD/libpulsarc-connector.so" -
+size_row "full $BUILD/libpulsarc-connector.a" "$BUILD/libpulsarc-connector.a" -
 size_row "minimal $MIN_BUILD/libpulsarc.so" "$MIN_BUILD/libpulsarc.so" 250
 size_row "minimal $MIN_BUILD/libpulsarc.a" "$MIN_BUILD/libpulsarc.a" -
+size_row "minimal $MIN_BUILD/libpulsarc-connector.so" "$MIN_BUILD/libpulsarc-connector.so" -
 size_row "minimal -Os $SMALL_BUILD/libpulsarc.so" "$SMALL_BUILD/libpulsarc.so" 250
+size_row "minimal -Os $SMALL_BUILD/libpulsarc-connector.so" "$SMALL_BUILD/libpulsarc-connector.so" -
 size_row "minimal -Os, client only (WITH_CONNECTOR=0) $SMALL_BUILD-client/libpulsarc.so" "$SMALL_BUILD-client/libpulsarc.so" 250
 size_row "static produce_consume (glibc)" "$STATIC_EX" 1024
 if [ "$musl_note" = ok ]; then
@@ -163,7 +168,7 @@ sections() { # file
     size -A "$1" | awk '$1 ~ /^\.(text|rodata|eh_frame|eh_frame_hdr|rela\.dyn|rela\.plt|dynsym|dynstr|gcc_except_table|plt|plt\.got|plt\.sec)$/ { printf "%s=%d ", $1, $2 }'
     echo
 }
-for f in "$BUILD/libpulsarc.so" "$MIN_BUILD/libpulsarc.so" "$SMALL_BUILD-client/libpulsarc.so" "$STATIC_EX" "$MUSL_EX"; do
+for f in "$BUILD/libpulsarc.so" "$BUILD/libpulsarc-connector.so" "$MIN_BUILD/libpulsarc.so" "$SMALL_BUILD-client/libpulsarc.so" "$STATIC_EX" "$MUSL_EX"; do
     [ -f "$f" ] && printf '  %-40s %s\n' "$f" "$(sections "$f")"
 done
 

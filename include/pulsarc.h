@@ -153,6 +153,14 @@ PULSARC_API pulsarc_err_t pulsarc_conf_set(pulsarc_conf_t *conf, const char *key
  */
 PULSARC_API pulsarc_err_t pulsarc_conf_get(const pulsarc_conf_t *conf, const char *key,
                                            char *buf, size_t *len);
+/**
+ * Checks conf's schemaType, schemaName and schemaDefinition together, as
+ * creating a producer or consumer with conf would (e.g. AVRO needs a
+ * definition, BYTES takes none), without connecting. PULSARC_ERR_BAD_CONFIG
+ * with the reason in errstr; PULSARC_ERR_INVALID_ARG when conf is NULL.
+ */
+PULSARC_API pulsarc_err_t pulsarc_conf_check_schema(const pulsarc_conf_t *conf, char *errstr,
+                                                    size_t errlen);
 /**@}*/
 
 /* ======================================================================== */
@@ -745,6 +753,20 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_ack_ids_txn(pulsarc_consumer_t *consu
 PULSARC_API pulsarc_err_t pulsarc_consumer_ack_cumulative_id_txn(pulsarc_consumer_t *consumer,
                                                                  pulsarc_txn_t *txn,
                                                                  const pulsarc_msgid_t *id);
+/**
+ * Like pulsarc_consumer_ack_ids_txn, with each id's outcome written to
+ * errs[i] (caller-owned, n entries). An id answered with
+ * PULSARC_ERR_BROKER_TXN_CONFLICT (the subscription already has that
+ * acknowledgement, e.g. a redelivered copy acknowledged elsewhere) is
+ * reported there but does not doom txn; any other failure does, and is
+ * returned (the first one). PULSARC_OK when every id joined or conflicted.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_ack_ids_txn_each(pulsarc_consumer_t *consumer,
+                                                            pulsarc_txn_t *txn,
+                                                            const pulsarc_msgid_t *ids, size_t n,
+                                                            pulsarc_err_t *errs);
+/** 1 when client was created with "enableTransaction"=true, else 0 (also for NULL). */
+PULSARC_API int pulsarc_client_txn_enabled(const pulsarc_client_t *client);
 /**@}*/
 
 #ifdef __cplusplus

@@ -91,3 +91,12 @@ void pc_schema_clear(pc_schema_t *s) {
     free(s->data);
     memset(s, 0, sizeof *s);
 }
+
+pulsarc_err_t pulsarc_conf_check_schema(const pulsarc_conf_t *conf, char *errstr, size_t errlen) {
+    if (!conf)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "conf is required");
+    pc_schema_t s;
+    pulsarc_err_t err = pc_schema_from_conf(&s, conf, errstr, errlen);
+    pc_schema_clear(&s);
+    return err;
+}

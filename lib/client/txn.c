@@ -100,6 +100,10 @@ int pc_client_txn_enabled(const pulsarc_client_t *c) {
     return c && pc_conf_int(c->conf, PC_PROP_ENABLE_TRANSACTION) != 0;
 }
 
+int pulsarc_client_txn_enabled(const pulsarc_client_t *c) {
+    return pc_client_txn_enabled(c);
+}
+
 static pulsarc_err_t check_enabled(pulsarc_client_t *c, char *e, size_t el) {
     if (!pc_client_txn_enabled(c))
         return pc_seterr(e, el, PULSARC_ERR_STATE,
@@ -379,6 +383,28 @@ pulsarc_err_t pulsarc_consumer_ack_ids_txn(pulsarc_consumer_t *c, pulsarc_txn_t 
     if (err || !n)
         return err;
     err = pc_consumer_ack_txn_many(c, t, ids, n, NULL);
+    pc_txn_op_end(t, err);
+    return err;
+}
+
+/* A conflict (the acknowledgement is already there) is no reason to abort. */
+static pulsarc_err_t first_dooming(const pulsarc_err_t *errs, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (errs[i] && errs[i] != PULSARC_ERR_BROKER_TXN_CONFLICT)
+            return errs[i];
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_consumer_ack_ids_txn_each(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                                const pulsarc_msgid_t *ids, size_t n,
+                                                pulsarc_err_t *errs) {
+    if (!c || !t || (n && (!ids || !errs)))
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = n ? pc_txn_op_begin(t) : PULSARC_OK;
+    if (err || !n)
+        return err;
+    pc_consumer_ack_txn_many(c, t, ids, n, errs);
+    err = first_dooming(errs, n);
     pc_txn_op_end(t, err);
     return err;
 }

@@ -1,17 +1,17 @@
 /*
  * Design notes: a configuration is a bag of text values indexed by the
  * property table in props.h; each value is validated and converted once,
- * in pulsarc_conf_set(), so readers get typed values with no parsing.
+ * in pulsarc_conf_set() (by value.c, the parser the connector's table
+ * shares), so readers get typed values with no parsing.
  * A conf is not shared: the caller owns it, objects copy what they need
  * at creation. No locks; not to be mutated while another thread reads it.
  */
 #include "conf/props.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "conf/value.h"
 #include "core/err.h"
 
 const pc_prop_t pc_props[PC_PROP__COUNT] = {
@@ -63,60 +63,17 @@ static int find_prop(const char *key) {
     return -1;
 }
 
-/* Index of value among "a|b|c" (case-insensitive), or -1. */
-static int enum_index(const char *choices, const char *value) {
-    size_t vlen = strlen(value);
-    int idx = 0;
-    for (const char *p = choices; *p; idx++) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        if (n == vlen && strncasecmp(p, value, n) == 0)
-            return idx;
-        if (!bar)
-            break;
-        p = bar + 1;
-    }
-    return -1;
-}
-
-static pulsarc_err_t parse_int(const pc_prop_t *p, const char *v, int64_t *out, char *e,
-                               size_t el) {
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno || end == v || *end)
-        return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: '%s' is not an integer", p->name, v);
-    if (n < p->min || n > p->max)
-        return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: %lld is outside [%lld, %lld]",
-                         p->name, n, (long long)p->min, (long long)p->max);
-    *out = n;
-    return PULSARC_OK;
-}
-
+/* Values are read by the project's one value parser (value.c). */
 static pulsarc_err_t parse_value(const pc_prop_t *p, const char *v, int64_t *out, char *e,
                                  size_t el) {
-    switch (p->type) {
-    case PC_TYPE_INT:
-        return parse_int(p, v, out, e, el);
-    case PC_TYPE_BOOL:
-        if (!strcasecmp(v, "true") || !strcmp(v, "1"))
-            *out = 1;
-        else if (!strcasecmp(v, "false") || !strcmp(v, "0"))
-            *out = 0;
-        else
-            return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: '%s' is not true or false",
-                             p->name, v);
-        return PULSARC_OK;
-    case PC_TYPE_ENUM:
-        *out = enum_index(p->choices, v);
-        if (*out < 0)
-            return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: '%s' is not one of %s", p->name,
-                             v, p->choices);
-        return PULSARC_OK;
-    default:
-        *out = 0;
-        return PULSARC_OK;
-    }
+    static const pc_value_kind_t kinds[] = {
+        [PC_TYPE_STR] = PC_VALUE_STR,
+        [PC_TYPE_INT] = PC_VALUE_INT,
+        [PC_TYPE_BOOL] = PC_VALUE_BOOL,
+        [PC_TYPE_ENUM] = PC_VALUE_ENUM,
+    };
+    pc_value_rule_t r = {p->name, kinds[p->type], p->min, p->max, p->choices};
+    return pc_value_parse(&r, v, out, e, el);
 }
 
 static void load_defaults(pulsarc_conf_t *c) {

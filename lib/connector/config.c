@@ -2,7 +2,8 @@
  * Design notes: the connector configuration object.
  *
  * Every value is validated against the one table in connector_props.h when
- * it arrives, whatever its source, and stored as canonical text (enum
+ * it arrives, whatever its source, by the project's one value parser
+ * (lib/conf/value.c, the client's too), and stored as canonical text (enum
  * spelling of the table, true/false) plus a number, with the source it
  * came from. Precedence is a property of the stored value, not of call
  * order: a weaker source never replaces a stronger one. So an application
@@ -23,11 +24,11 @@
  * pulsarc_connector_config_validate(). Secrets never enter error strings.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "conf/value.h"
 #include "connector/config_int.h"
 #include "core/err.h"
 #include "core/topic.h"
@@ -50,34 +51,6 @@ int pc_cc_find(const char *key) {
 
 /* ---- value conversion ---------------------------------------------------- */
 
-static int enum_char_eq(char a, char b) {
-    a = a == '-' ? '_' : a;
-    b = b == '-' ? '_' : b;
-    return tolower((unsigned char)a) == tolower((unsigned char)b);
-}
-
-/* Index of v among "a|b|c" (case and -/_ ignored), or -1; *at and *n get the spelling. */
-static int enum_index(const char *choices, const char *v, const char **at, size_t *n) {
-    size_t vlen = strlen(v);
-    int idx = 0;
-    for (const char *p = choices; *p; idx++) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        size_t i = 0;
-        while (i < len && i < vlen && enum_char_eq(p[i], v[i]))
-            i++;
-        if (i == len && len == vlen) {
-            *at = p;
-            *n = len;
-            return idx;
-        }
-        if (!bar)
-            break;
-        p = bar + 1;
-    }
-    return -1;
-}
-
 /* Copy of s without leading and trailing blanks. */
 static char *trimmed(const char *s) {
     while (isspace((unsigned char)*s))
@@ -93,48 +66,13 @@ static const char *shown(const pc_cc_prop_t *p, const char *v) {
     return (p->flags & CC_F_SECRET) ? "(secret, not shown)" : v;
 }
 
-static pulsarc_err_t conv_int(const pc_cc_prop_t *p, const char *v, int64_t *num, char *e,
-                              size_t el) {
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno == ERANGE || end == v || *end)
-        return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: '%s' is not an integer", p->name, v);
-    if (n < p->min || n > p->max)
-        return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: %lld is outside [%lld, %lld]",
-                         p->name, n, (long long)p->min, (long long)p->max);
-    *num = n;
-    return PULSARC_OK;
-}
-
-static pulsarc_err_t conv_bool(const pc_cc_prop_t *p, const char *v, int64_t *num, char *e,
-                               size_t el) {
-    if (!strcasecmp(v, "true"))
-        *num = 1;
-    else if (!strcasecmp(v, "false"))
-        *num = 0;
-    else
-        return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: '%s' is not true or false", p->name,
-                         v);
-    return PULSARC_OK;
-}
-
-/* "k1:v1,k2:v2": every entry needs a key and a ':'. Empty is the empty map. */
-static pulsarc_err_t check_map(const pc_cc_prop_t *p, const char *v, char *e, size_t el) {
-    int entry = 1;
-    for (const char *s = v; *s; entry++) {
-        const char *comma = strchr(s, ',');
-        size_t n = comma ? (size_t)(comma - s) : strlen(s);
-        const char *colon = memchr(s, ':', n);
-        if (!colon || colon == s)
-            return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG,
-                             "%s: entry %d is not key:value (the form is k1:v1,k2:v2)", p->name,
-                             entry);
-        if (!comma)
-            break;
-        s = comma + 1;
-    }
-    return PULSARC_OK;
+/* The table's types, as the project's value parser (lib/conf/value.c) knows them. */
+static pc_value_rule_t rule_of(const pc_cc_prop_t *p) {
+    static const pc_value_kind_t kinds[] = {
+        [CC_T_STR] = PC_VALUE_STR,   [CC_T_INT] = PC_VALUE_INT, [CC_T_BOOL] = PC_VALUE_BOOL,
+        [CC_T_ENUM] = PC_VALUE_ENUM, [CC_T_MAP] = PC_VALUE_MAP, [CC_T_LIST] = PC_VALUE_LIST,
+    };
+    return (pc_value_rule_t){p->name, kinds[p->type], p->min, p->max, p->choices};
 }
 
 /*
@@ -148,22 +86,17 @@ static pulsarc_err_t convert(const pc_cc_prop_t *p, const char *v, char **text, 
                                                                                 : trimmed(v);
     if (!*text)
         return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
-    pulsarc_err_t err = PULSARC_OK;
-    const char *at;
+    pc_value_rule_t r = rule_of(p);
+    pulsarc_err_t err = pc_value_parse(&r, *text, num, e, el);
     size_t n;
-    if (p->type == CC_T_INT)
-        err = conv_int(p, *text, num, e, el);
-    else if (p->type == CC_T_BOOL)
-        err = conv_bool(p, *text, num, e, el);
-    else if (p->type == CC_T_MAP)
-        err = check_map(p, *text, e, el);
-    else if (p->type == CC_T_ENUM && (*num = enum_index(p->choices, *text, &at, &n)) < 0)
-        err = pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: '%s' is not one of %s", p->name,
-                        *text, p->choices);
-    else if (p->type == CC_T_ENUM)
+    const char *at = err || p->type != CC_T_ENUM ? NULL : pc_value_choice(p->choices, *num, &n);
+    if (at)
         memcpy(*text, at, n); /* same length: the table's spelling */
-    if (!err && p->type == CC_T_BOOL)
-        strcpy(*text, *num ? "true" : "false"); /* "TRUE" is at least as long */
+    if (!err && p->type == CC_T_BOOL) { /* "1" is shorter than "true" */
+        free(*text);
+        if (!(*text = strdup(*num ? "true" : "false")))
+            err = pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
+    }
     if (err) {
         free(*text);
         *text = NULL;
@@ -269,14 +202,36 @@ static pulsarc_err_t put(pulsarc_connector_config_t *c, int id, int origin, char
     return PULSARC_OK;
 }
 
+/* convert() and the single-value rules: *text is malloc'd on success. */
+static pulsarc_err_t read_value(int id, const char *value, char **text, int64_t *num, char *e,
+                                size_t el) {
+    pulsarc_err_t err = convert(&pc_cc_props[id], value, text, num, e, el);
+    if (!err && (err = check_value(id, *text, *num, e, el)) != PULSARC_OK) {
+        free(*text);
+        *text = NULL;
+    }
+    return err;
+}
+
 static pulsarc_err_t store_one(pulsarc_connector_config_t *c, int id, int origin,
                                const char *value, char *e, size_t el) {
     char *text;
     int64_t num;
-    pulsarc_err_t err = convert(&pc_cc_props[id], value, &text, &num, e, el);
-    if (!err && (err = check_value(id, text, num, e, el)) != PULSARC_OK)
-        free(text);
+    pulsarc_err_t err = read_value(id, value, &text, &num, e, el);
     return err ? err : put(c, id, origin, text, num, e, el);
+}
+
+pulsarc_err_t pc_cc_parse(int id, const char *value, char **text, int64_t *num, char *e,
+                          size_t el) {
+    char *t = NULL;
+    if (id < 0 || id >= PC_CC__COUNT || !value)
+        return pc_seterr(e, el, PULSARC_ERR_INVALID_ARG, "key and value are required");
+    pulsarc_err_t err = read_value(id, value, &t, num, e, el);
+    if (text)
+        *text = t;
+    else
+        free(t);
+    return err;
 }
 
 /* "tenant/ns" as the default namespace sets the default tenant as well. */

@@ -35,6 +35,14 @@ int pc_cc_find(const char *key);
  */
 pulsarc_err_t pc_cc_store(pulsarc_connector_config_t *c, int id, int origin, const char *value,
                           char *errstr, size_t errlen);
+/*
+ * Reads value for property id by the table's rules (type, range, enum,
+ * URL and name syntax) without storing it: *num as pc_cc_int would give
+ * it, *text (when text is not NULL) the canonical text, malloc'd. For the
+ * source and sink builders, which keep their settings in their own structs.
+ */
+pulsarc_err_t pc_cc_parse(int id, const char *value, char **text, int64_t *num, char *errstr,
+                          size_t errlen);
 /* Effective text (set value, else default; NULL if neither). */
 const char *pc_cc_str(const pulsarc_connector_config_t *c, pc_cc_id_t id);
 /* Effective number (INT, BOOL 0/1, ENUM index). */

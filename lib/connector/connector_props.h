@@ -3,7 +3,8 @@
  * pulsar.source.*, pulsar.sink.*, pulsar.producer.* and pulsar.consumer.*
  * key, in the Flink connector's naming so that configurations port over.
  * Validation, the getters, the mapping onto the core client configuration
- * (lib/conf/props.h) and the generated reference all come from here.
+ * (lib/conf/props.h) and the generated reference all come from here; the
+ * values are read by lib/conf/value.c, the parser the client's table uses.
  *
  * X(id, "key", type, default, min, max, "choices", "core key", scale, flags, "doc")
  *  - default NULL: unset (the key has no value until one is given).

@@ -5,9 +5,9 @@
  * string (callbacks, the topic list, the guarantee). pulsarc_sink_builder_
  * set_config() takes the connector's key names so a Flink job's
  * properties port over:
- *  - pulsar.sink.* go through a small table of our own (the keys of
- *    connector.md §6 / §7.5, exactly as named there) until the
- *    connector-wide configuration absorbs them;
+ *  - pulsar.sink.* (and pulsar.admin.adminUrl) are read by the connector's
+ *    property table (connector_props.h, through lib/conf's value parser),
+ *    then stored in the settings' fields;
  *  - pulsar.client.* / pulsar.producer.* are core keys: each is checked at
  *    once against a scratch core conf (so a typo fails at the call that
  *    made it) and kept as a pair, replayed at build time between the
@@ -17,13 +17,13 @@
  * The connector's builder errors are kept word for word where a user may
  * search for them ("setTopics couldn't be set twice.", ...).
  */
-#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "conf/value.h"
+#include "connector/config_int.h"
 #include "connector/sink_int.h"
 
 static pulsarc_err_t say(pulsarc_err_t err, char *errstr, size_t errlen, const char *fmt,
@@ -46,107 +46,59 @@ static pulsarc_err_t set_str(char **dst, const char *v) {
 
 /* ---------- the pulsar.sink.* table ---------- */
 
-typedef pulsarc_err_t (*sink_parse_fn)(pc_sink_settings_t *s, const char *v);
-
-static int parse_long(const char *v, long long min, long long *out) {
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < min)
-        return -1;
-    *out = x;
-    return 0;
-}
-
-static pulsarc_err_t p_guarantee(pc_sink_settings_t *s, const char *v) {
-    static const char *names[] = {"none", "at-least-once", "exactly-once"};
-    for (int i = 0; i < 3; i++)
-        if (!strcasecmp(v, names[i])) {
-            s->guarantee = (pulsarc_sink_guarantee_t)i;
-            return PULSARC_OK;
-        }
-    return PULSARC_ERR_BAD_CONFIG;
-}
-
-static pulsarc_err_t p_txn_timeout(pc_sink_settings_t *s, const char *v) {
-    long long x;
-    if (parse_long(v, 1, &x))
-        return PULSARC_ERR_BAD_CONFIG;
-    s->opts.txn_timeout_ms = x;
-    return PULSARC_OK;
-}
-
-static pulsarc_err_t p_refresh(pc_sink_settings_t *s, const char *v) {
-    long long x;
-    if (parse_long(v, 1, &x))
-        return PULSARC_ERR_BAD_CONFIG;
-    s->opts.refresh_ms = x;
-    return PULSARC_OK;
-}
-
-static pulsarc_err_t p_key_hash(pc_sink_settings_t *s, const char *v) {
-    if (!strcasecmp(v, "murmur-3-32-hash"))
-        s->opts.key_hash = PC_SINK_HASH_MURMUR3;
-    else if (!strcasecmp(v, "java-hash"))
-        s->opts.key_hash = PC_SINK_HASH_JAVA;
-    else
-        return PULSARC_ERR_BAD_CONFIG;
-    return PULSARC_OK;
-}
-
-static pulsarc_err_t p_recommit(pc_sink_settings_t *s, const char *v) {
-    long long x;
-    if (parse_long(v, 0, &x) || x > 1000)
-        return PULSARC_ERR_BAD_CONFIG;
-    s->opts.max_recommit = (int)x;
-    return PULSARC_OK;
-}
-
-static pulsarc_err_t p_schema_evolution(pc_sink_settings_t *s, const char *v) {
-    if (strcasecmp(v, "true") && strcasecmp(v, "false"))
-        return PULSARC_ERR_BAD_CONFIG;
-    s->schema_evolution = !strcasecmp(v, "true");
-    return PULSARC_OK;
-}
-
-static pulsarc_err_t p_schema_type(pc_sink_settings_t *s, const char *v) {
-    return set_str(&s->schema_type, v); /* checked against the core table at build */
-}
-
-static pulsarc_err_t p_schema_def(pc_sink_settings_t *s, const char *v) {
-    return set_str(&s->schema_def, v);
-}
-
-/* Keys pulsarc accepts but has nothing to do with. */
-static pulsarc_err_t p_bool_noop(pc_sink_settings_t *s, const char *v) {
-    (void)s;
-    return !strcasecmp(v, "true") || !strcasecmp(v, "false") ? PULSARC_OK
-                                                             : PULSARC_ERR_BAD_CONFIG;
-}
-
-static const struct {
-    const char *key;
-    sink_parse_fn parse;
-} sink_keys[] = {
-    {"pulsar.sink.deliveryGuarantee", p_guarantee},
-    {"pulsar.sink.transactionTimeoutMillis", p_txn_timeout},
-    {"pulsar.sink.topicMetadataRefreshInterval", p_refresh},
-    {"pulsar.sink.messageKeyHash", p_key_hash},
-    {"pulsar.sink.maxRecommitTimes", p_recommit},
-    {"pulsar.sink.enableSchemaEvolution", p_schema_evolution},
-    {"pulsar.sink.schemaType", p_schema_type},
-    {"pulsar.sink.schemaDefinition", p_schema_def},
-    {"pulsar.sink.enableMetrics", p_bool_noop},
-    {"pulsar.sink.validateSinkMessageBytes", p_bool_noop},
+/* The keys the sink implements; their values are read by the connector's table. */
+static const pc_cc_id_t sink_keys[] = {
+    PC_CC_SINK_DELIVERY_GUARANTEE, PC_CC_SINK_TXN_TIMEOUT,       PC_CC_SINK_METADATA_REFRESH,
+    PC_CC_SINK_KEY_HASH,           PC_CC_SINK_MAX_RECOMMIT,      PC_CC_SINK_SCHEMA_EVOLUTION,
+    PC_CC_SINK_SCHEMA_TYPE,        PC_CC_SINK_SCHEMA_DEFINITION, PC_CC_SINK_METRICS,
+    PC_CC_SINK_VALIDATE_BYTES,     PC_CC_ADMIN_URL,
 };
+
+/* Index of choice text among "a|b|c" as the table spells it. */
+static int choice_is(pc_cc_id_t id, int64_t num, const char *want) {
+    size_t n;
+    const char *at = pc_value_choice(pc_cc_props[id].choices, num, &n);
+    return at && n == strlen(want) && !strncmp(at, want, n);
+}
+
+/* Stores a value the table has accepted; text is taken over. */
+static pulsarc_err_t put_sink_key(pc_sink_settings_t *s, pc_cc_id_t id, char *text, int64_t num) {
+    char **str = id == PC_CC_SINK_SCHEMA_TYPE         ? &s->schema_type
+                 : id == PC_CC_SINK_SCHEMA_DEFINITION ? &s->schema_def
+                 : id == PC_CC_ADMIN_URL              ? &s->admin_url
+                                                      : NULL;
+    pulsarc_err_t err = str ? set_str(str, text) : PULSARC_OK; /* type: checked at build */
+    free(text);
+    if (id == PC_CC_SINK_DELIVERY_GUARANTEE)
+        s->guarantee = choice_is(id, num, "exactly-once")    ? PULSARC_SINK_EXACTLY_ONCE
+                       : choice_is(id, num, "at-least-once") ? PULSARC_SINK_AT_LEAST_ONCE
+                                                             : PULSARC_SINK_NONE;
+    else if (id == PC_CC_SINK_TXN_TIMEOUT)
+        s->opts.txn_timeout_ms = num;
+    else if (id == PC_CC_SINK_METADATA_REFRESH)
+        s->opts.refresh_ms = num;
+    else if (id == PC_CC_SINK_KEY_HASH)
+        s->opts.key_hash = choice_is(id, num, "java-hash") ? PC_SINK_HASH_JAVA : PC_SINK_HASH_MURMUR3;
+    else if (id == PC_CC_SINK_MAX_RECOMMIT)
+        s->opts.max_recommit = (int)num;
+    else if (id == PC_CC_SINK_SCHEMA_EVOLUTION)
+        s->schema_evolution = (int)num;
+    return err; /* enableMetrics, validateSinkMessageBytes: accepted, nothing to set */
+}
 
 static pulsarc_err_t set_sink_key(pulsarc_sink_builder_t *b, const char *key, const char *v,
                                   char *errstr, size_t errlen) {
-    for (size_t i = 0; i < sizeof sink_keys / sizeof sink_keys[0]; i++) {
-        if (strcmp(key, sink_keys[i].key))
+    int id = pc_cc_find(key);
+    for (size_t i = 0; id >= 0 && i < sizeof sink_keys / sizeof sink_keys[0]; i++) {
+        if ((int)sink_keys[i] != id)
             continue;
-        if (sink_keys[i].parse(&b->s, v) == PULSARC_OK)
-            return PULSARC_OK;
+        char *text;
+        int64_t num;
+        pulsarc_err_t err = pc_cc_parse(id, v, &text, &num, NULL, 0);
+        if (!err)
+            err = put_sink_key(&b->s, sink_keys[i], text, num);
+        if (err == PULSARC_ERR_NOMEM || !err)
+            return err;
         return say(PULSARC_ERR_BAD_CONFIG, errstr, errlen, "Invalid value '%s' for key '%s'.",
                    v, key);
     }
@@ -350,10 +302,8 @@ pulsarc_err_t pulsarc_sink_builder_set_config(pulsarc_sink_builder_t *b, const c
     if (!b || !key || !value)
         return say(PULSARC_ERR_INVALID_ARG, errstr, errlen, "key and value are required%s%s",
                    NULL, NULL);
-    if (!strncmp(key, "pulsar.sink.", 12))
+    if (!strncmp(key, "pulsar.sink.", 12) || !strcmp(key, "pulsar.admin.adminUrl"))
         return set_sink_key(b, key, value, errstr, errlen);
-    if (!strcmp(key, "pulsar.admin.adminUrl"))
-        return set_str(&b->s.admin_url, value);
     if (!strncmp(key, "pulsar.client.", 14))
         return set_core_key(b, key + 14, value, errstr, errlen);
     if (!strncmp(key, "pulsar.producer.", 16))

@@ -29,7 +29,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "client/schema.h"
 #include "connector/checkpoint.h"
 #include "connector/cursor.h"
 #include "connector/source_int.h"
@@ -337,9 +336,7 @@ static pulsarc_err_t check_schema(const pulsarc_source_t *src, char *errstr, siz
     char why[384] = "";
     pulsarc_err_t err = pc_split_consumer_conf(src, &cc, why, sizeof why);
     if (!err) {
-        pc_schema_t schema;
-        err = pc_schema_from_conf(&schema, cc, why, sizeof why);
-        pc_schema_clear(&schema);
+        err = pulsarc_conf_check_schema(cc, why, sizeof why);
         pulsarc_conf_destroy(cc);
     }
     if (err)

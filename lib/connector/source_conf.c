@@ -1,110 +1,69 @@
 /*
  * Design notes: the source's configuration. Keys carry the connector's own
  * names (pulsar.source.*, pulsar.consumer.subscriptionName/Type) so that a
- * Flink job's properties port over; one static table maps each key to a
- * parser and a field, and unknown keys are rejected with their name. The
- * connector-wide configuration object (lib/connector/config.c) will absorb
- * this table later; until then the source owns the keys it implements.
+ * Flink job's properties port over. Each value is read by the connector's
+ * property table (connector_props.h: type, range, enum, URL syntax, through
+ * lib/conf's value parser); the static table here only says which field it
+ * goes to. Unknown keys are rejected with their name.
  * Start and stop cursors are structured values, so they have typed setters.
  */
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "connector/config_int.h"
 #include "connector/cursor.h"
 #include "connector/source_int.h"
 #include "core/err.h"
 
-typedef pulsarc_err_t (*parse_fn)(pulsarc_source_conf_t *c, size_t off, const char *v);
+/* Where a key's value goes; the value itself is read by the connector's table. */
+typedef enum { F_STR, F_I64, F_FLAG, F_SUB_TYPE, F_VERIFY } field_kind_t;
 
 typedef struct key_def {
-    const char *name;
-    parse_fn parse;
+    pc_cc_id_t id;
+    field_kind_t kind;
     size_t off;
 } key_def_t;
 
-static pulsarc_err_t parse_i64(pulsarc_source_conf_t *c, size_t off, const char *v) {
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end)
-        return PULSARC_ERR_BAD_CONFIG;
-    *(int64_t *)((char *)c + off) = x;
-    return PULSARC_OK;
-}
-
-static pulsarc_err_t parse_pos_i64(pulsarc_source_conf_t *c, size_t off, const char *v) {
-    pulsarc_err_t err = parse_i64(c, off, v);
-    if (!err && *(int64_t *)((char *)c + off) <= 0)
-        return PULSARC_ERR_BAD_CONFIG;
-    return err;
-}
-
-static pulsarc_err_t parse_bool(pulsarc_source_conf_t *c, size_t off, const char *v) {
-    int *dst = (int *)((char *)c + off);
-    if (!strcasecmp(v, "true"))
-        *dst = 1;
-    else if (!strcasecmp(v, "false"))
-        *dst = 0;
-    else
-        return PULSARC_ERR_BAD_CONFIG;
-    return PULSARC_OK;
-}
-
-static pulsarc_err_t parse_str(pulsarc_source_conf_t *c, size_t off, const char *v) {
-    char **dst = (char **)((char *)c + off);
-    char *copy = strdup(v);
-    if (!copy)
-        return PULSARC_ERR_NOMEM;
-    free(*dst);
-    *dst = copy;
-    return PULSARC_OK;
-}
-
-static pulsarc_err_t parse_sub_type(pulsarc_source_conf_t *c, size_t off, const char *v) {
-    static const char *names[] = {"Exclusive", "Shared", "Failover", "Key_Shared"};
-    (void)off;
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(v, names[i])) {
-            c->sub_type = (pc_sub_type_t)i;
-            return PULSARC_OK;
-        }
-    return PULSARC_ERR_BAD_CONFIG;
-}
-
-static pulsarc_err_t parse_verify(pulsarc_source_conf_t *c, size_t off, const char *v) {
-    (void)off;
-    if (!strcmp(v, "FAIL_ON_MISMATCH"))
-        c->verify_fail = 1;
-    else if (!strcmp(v, "WARN_ON_MISMATCH"))
-        c->verify_fail = 0;
-    else
-        return PULSARC_ERR_BAD_CONFIG;
-    return PULSARC_OK;
-}
-
 #define OFF(f) offsetof(pulsarc_source_conf_t, f)
 static const key_def_t keys[] = {
-    {"pulsar.consumer.subscriptionName", parse_str, OFF(sub_name)},
-    {"pulsar.consumer.subscriptionType", parse_sub_type, 0},
-    {"pulsar.source.partitionDiscoveryIntervalMs", parse_i64, OFF(discovery_ms)},
-    {"pulsar.source.maxFetchRecords", parse_pos_i64, OFF(max_fetch_records)},
-    {"pulsar.source.maxFetchTime", parse_pos_i64, OFF(max_fetch_ms)},
-    {"pulsar.source.fetchOneMessageTime", parse_pos_i64, OFF(fetch_one_ms)},
-    {"pulsar.source.enableAutoAcknowledgeMessage", parse_bool, OFF(auto_ack)},
-    {"pulsar.source.autoCommitCursorInterval", parse_pos_i64, OFF(auto_commit_ms)},
-    {"pulsar.source.verifyInitialOffsets", parse_verify, 0},
-    {"pulsar.source.allowKeySharedOutOfOrderDelivery", parse_bool, OFF(key_shared_ooo)},
-    {"pulsar.source.resetSubscriptionCursor", parse_bool, OFF(reset_cursor)},
-    {"pulsar.source.enableMetrics", parse_bool, OFF(metrics)},
-    {"pulsar.source.transactionTimeoutMillis", parse_pos_i64, OFF(txn_timeout_ms)},
-    {"pulsar.source.enableSchemaEvolution", parse_bool, OFF(schema_evolution)},
-    {"pulsar.source.schemaType", parse_str, OFF(schema_type)},
-    {"pulsar.source.schemaDefinition", parse_str, OFF(schema_def)},
-    {"pulsar.admin.adminUrl", parse_str, OFF(admin_url)},
+    {PC_CC_CONSUMER_SUBSCRIPTION_NAME, F_STR, OFF(sub_name)},
+    {PC_CC_CONSUMER_SUBSCRIPTION_TYPE, F_SUB_TYPE, 0},
+    {PC_CC_SOURCE_DISCOVERY_INTERVAL, F_I64, OFF(discovery_ms)},
+    {PC_CC_SOURCE_MAX_FETCH_RECORDS, F_I64, OFF(max_fetch_records)},
+    {PC_CC_SOURCE_MAX_FETCH_TIME, F_I64, OFF(max_fetch_ms)},
+    {PC_CC_SOURCE_FETCH_ONE_TIME, F_I64, OFF(fetch_one_ms)},
+    {PC_CC_SOURCE_AUTO_ACK, F_FLAG, OFF(auto_ack)},
+    {PC_CC_SOURCE_AUTO_COMMIT_INTERVAL, F_I64, OFF(auto_commit_ms)},
+    {PC_CC_SOURCE_VERIFY_OFFSETS, F_VERIFY, 0},
+    {PC_CC_SOURCE_KEY_SHARED_OOO, F_FLAG, OFF(key_shared_ooo)},
+    {PC_CC_SOURCE_RESET_CURSOR, F_FLAG, OFF(reset_cursor)},
+    {PC_CC_SOURCE_METRICS, F_FLAG, OFF(metrics)},
+    {PC_CC_SOURCE_TXN_TIMEOUT, F_I64, OFF(txn_timeout_ms)},
+    {PC_CC_SOURCE_SCHEMA_EVOLUTION, F_FLAG, OFF(schema_evolution)},
+    {PC_CC_SOURCE_SCHEMA_TYPE, F_STR, OFF(schema_type)},
+    {PC_CC_SOURCE_SCHEMA_DEFINITION, F_STR, OFF(schema_def)},
+    {PC_CC_ADMIN_URL, F_STR, OFF(admin_url)},
 };
+
+/* Stores a value the table has accepted (text is taken over). */
+static void put(pulsarc_source_conf_t *c, const key_def_t *k, char *text, int64_t num) {
+    char *at = (char *)c + k->off;
+    if (k->kind == F_STR) {
+        free(*(char **)at);
+        *(char **)at = text;
+        return;
+    }
+    free(text);
+    if (k->kind == F_I64)
+        *(int64_t *)at = num;
+    else if (k->kind == F_FLAG)
+        *(int *)at = (int)num;
+    else if (k->kind == F_SUB_TYPE) /* the table lists the types in pc_sub_type_t's order */
+        c->sub_type = (pc_sub_type_t)num;
+    else
+        c->verify_fail = num == 0; /* FAIL_ON_MISMATCH|WARN_ON_MISMATCH */
+}
 
 void pc_source_conf_defaults(pulsarc_source_conf_t *c) {
     memset(c, 0, sizeof *c);
@@ -174,12 +133,15 @@ pulsarc_err_t pulsarc_source_conf_set(pulsarc_source_conf_t *conf, const char *k
                                       const char *value, char *errstr, size_t errlen) {
     if (!conf || !key || !value)
         return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "conf, key and value are required");
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (strcmp(keys[i].name, key) != 0)
+    int id = pc_cc_find(key);
+    for (size_t i = 0; id >= 0 && i < sizeof keys / sizeof keys[0]; i++) {
+        if ((int)keys[i].id != id)
             continue;
-        pulsarc_err_t err = keys[i].parse(conf, keys[i].off, value);
-        if (err == PULSARC_ERR_BAD_CONFIG)
-            return pc_seterr(errstr, errlen, err, "%s: invalid value \"%s\"", key, value);
+        char *text;
+        int64_t num;
+        pulsarc_err_t err = pc_cc_parse(id, value, &text, &num, errstr, errlen);
+        if (!err)
+            put(conf, &keys[i], text, num);
         return err;
     }
     return pc_seterr(errstr, errlen, PULSARC_ERR_UNKNOWN_CONFIG, "%s: unknown source key", key);

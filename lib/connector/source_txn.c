@@ -53,14 +53,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/txn.h"
 #include "connector/checkpoint.h"
 #include "connector/source_int.h"
 #include "connector/txn_open.h"
 #include "core/err.h"
 
 int pc_source_txn_mode(const pulsarc_source_t *src) {
-    return pc_source_shared(src) && !src->conf.auto_ack && pc_client_txn_enabled(src->client);
+    return pc_source_shared(src) && !src->conf.auto_ack && pulsarc_client_txn_enabled(src->client);
 }
 
 static pulsarc_err_t open_txn(pulsarc_source_t *src, pc_src_txn_t **out, char *errstr,
@@ -119,27 +118,23 @@ static void dedup(pc_idvec_t *v) {
 }
 
 /* TransactionConflict on one id: acknowledged elsewhere already, not our failure. */
-static pulsarc_err_t judge(const pulsarc_err_t *errs, size_t n, size_t *conflicts) {
-    pulsarc_err_t fatal = PULSARC_OK;
-    for (size_t i = 0; i < n; i++) {
-        if (errs[i] == PULSARC_ERR_BROKER_TXN_CONFLICT)
-            ++*conflicts;
-        else if (errs[i] && !fatal)
-            fatal = errs[i];
-    }
-    return fatal;
+static size_t count_conflicts(const pulsarc_err_t *errs, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += errs[i] == PULSARC_ERR_BROKER_TXN_CONFLICT;
+    return k;
 }
 
 static pulsarc_err_t ack_split(pulsarc_source_t *src, pc_split_t *s, pc_src_txn_t *t,
                                char *errstr, size_t errlen) {
     dedup(&s->unacked);
     pulsarc_err_t *errs = calloc(s->unacked.n, sizeof *errs);
-    pulsarc_err_t err = errs ? pc_txn_op_begin(t->txn) : PULSARC_ERR_NOMEM;
+    pulsarc_err_t err = PULSARC_ERR_NOMEM;
     size_t conflicts = 0;
-    if (!err) {
-        pc_consumer_ack_txn_many(s->consumer, t->txn, s->unacked.ids, s->unacked.n, errs);
-        err = judge(errs, s->unacked.n, &conflicts);
-        pc_txn_op_end(t->txn, err); /* only a real failure dooms the commit */
+    if (errs) { /* only a real failure dooms the commit, not a conflict */
+        err = pulsarc_consumer_ack_ids_txn_each(s->consumer, t->txn, s->unacked.ids,
+                                                s->unacked.n, errs);
+        conflicts = count_conflicts(errs, s->unacked.n);
     }
     free(errs);
     if (conflicts)
@@ -265,7 +260,7 @@ static pulsarc_err_t end_one(pulsarc_source_t *src, const pc_ckpt_txn_t *t, char
 
 pulsarc_err_t pc_source_txn_restore(pulsarc_source_t *src, const pc_ckpt_t *ck, char *errstr,
                                     size_t errlen) {
-    if (ck->ntxns && !pc_client_txn_enabled(src->client))
+    if (ck->ntxns && !pulsarc_client_txn_enabled(src->client))
         return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
                          "the checkpoint holds %zu acknowledgement transactions; restoring it "
                          "needs a client with enableTransaction=true", ck->ntxns);

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "PulsarApi.pb-c.h"
 #include "connector/table_int.h"
 #include "core/err.h"
 
@@ -130,17 +129,11 @@ pulsarc_err_t pulsarc_table_encode(const pulsarc_table_t *t, const pulsarc_table
 
 static pulsarc_err_t put_message_id(const pulsarc_msg_t *msg, pulsarc_table_row_t *row, int col) {
     pulsarc_msgid_t id = pulsarc_msg_id(msg);
-    Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
-    mid.ledgerid = (uint64_t)id.ledger_id;
-    mid.entryid = (uint64_t)id.entry_id;
-    mid.has_partition = id.partition >= 0;
-    mid.partition = id.partition;
-    mid.has_batch_index = id.batch_index != -1;
-    mid.batch_index = id.batch_index;
-    mid.has_batch_size = id.batch_size > 0;
-    mid.batch_size = id.batch_size;
     uint8_t buf[64]; /* five varints at most */
-    size_t n = pulsar__proto__message_id_data__pack(&mid, buf);
+    size_t n = sizeof buf;
+    pulsarc_err_t err = pulsarc_msgid_serialize(&id, buf, &n);
+    if (err)
+        return err;
     return pulsarc_table_row_set_bytes(row, col, buf, n);
 }
 

@@ -77,8 +77,8 @@ struct pulsarc_table_row_s {
 void pc_row_clear(pulsarc_table_row_t *row);
 
 /* Schema helpers (schema.c). */
-pulsarc_table_schema_t *pc_schema_dup(const pulsarc_table_schema_t *s);
-int pc_schema_find(const pulsarc_table_schema_t *s, const char *name);
+pulsarc_table_schema_t *pc_table_schema_dup(const pulsarc_table_schema_t *s);
+int pc_table_schema_find(const pulsarc_table_schema_t *s, const char *name);
 const char *pc_type_name(pulsarc_table_type_t t);
 
 /*
@@ -107,6 +107,4 @@ void pc_with_free(char **kv, size_t n);
 /* "L:E:P" as the SQL options take it, with the connector's error texts. */
 pulsarc_err_t pc_table_parse_msgid(const char *text, pulsarc_msgid_t *out, char *errstr,
                                    size_t errlen);
-/* A Flink duration ("10 s", "500ms", "1 min", "250" = ms) in ms; -1 if malformed. */
-int64_t pc_table_parse_duration_ms(const char *text);
 #endif

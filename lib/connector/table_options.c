@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "conf/value.h"
 #include "connector/config_int.h"
 #include "connector/table_int.h"
 #include "core/err.h"
@@ -84,19 +85,11 @@ static pulsarc_err_t cannot_parse(const char *key, const char *value, char *e, s
                      value, key);
 }
 
-/* Index of v among "a|b|c" ignoring case, or -1. */
+/* Index of v among "a|b|c" by the project's enum rule (lib/conf/value.c), or -1. */
 static int choice(const char *choices, const char *v) {
-    int idx = 0;
-    size_t vlen = strlen(v);
-    for (const char *p = choices;; idx++) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        if (n == vlen && !strncasecmp(p, v, n))
-            return idx;
-        if (!bar)
-            return -1;
-        p = bar + 1;
-    }
+    pc_value_rule_t r = {"", PC_VALUE_ENUM, 0, 0, choices};
+    int64_t idx;
+    return pc_value_parse(&r, v, &idx, NULL, 0) ? -1 : (int)idx;
 }
 
 /* ---- step 1-2: connector and required options -------------------------------------- */
@@ -345,13 +338,12 @@ static pulsarc_err_t check_subscription(pulsarc_table_t *t, const opts_t *o, cha
 
 /* ---- step 7: cursors ------------------------------------------------------------------ */
 
-static pulsarc_err_t parse_time(const char *key, const char *v, int64_t *out, char *e,
-                                size_t el) {
-    char *end;
-    long long n = strtoll(v, &end, 10);
-    if (!*v || isspace((unsigned char)*v) || *end)
+/* A Java long within [min, max] (no blanks: Long.parseLong has none). */
+static pulsarc_err_t parse_long_opt(const char *key, const char *v, int64_t min, int64_t max,
+                                    int64_t *out, char *e, size_t el) {
+    pc_value_rule_t r = {key, PC_VALUE_INT, min, max, NULL};
+    if (isspace((unsigned char)*v) || pc_value_parse(&r, v, out, NULL, 0))
         return cannot_parse(key, v, e, el);
-    *out = n;
     return PULSARC_OK;
 }
 
@@ -371,7 +363,7 @@ static pulsarc_err_t check_start(pulsarc_table_t *t, const opts_t *o, char *e, s
         err = pc_table_parse_msgid(id, &c.id, e, el);
     } else if (ts) {
         c.kind = PULSARC_TABLE_CURSOR_PUBLISH_TIME;
-        err = parse_time(K_START_TIME, ts, &c.time_ms, e, el);
+        err = parse_long_opt(K_START_TIME, ts, INT64_MIN, INT64_MAX, &c.time_ms, e, el);
     }
     t->start = c;
     return err;
@@ -398,7 +390,7 @@ static pulsarc_err_t check_stop(pulsarc_table_t *t, const opts_t *o, char *e, si
         err = pc_table_parse_msgid(after, &c.id, e, el);
     } else if (ts) {
         c.kind = PULSARC_TABLE_CURSOR_PUBLISH_TIME;
-        err = parse_time(K_STOP_AT_TIME, ts, &c.time_ms, e, el);
+        err = parse_long_opt(K_STOP_AT_TIME, ts, INT64_MIN, INT64_MAX, &c.time_ms, e, el);
     }
     t->stop = c;
     return err;
@@ -441,12 +433,11 @@ static pulsarc_err_t check_routing(pulsarc_table_t *t, const opts_t *o, char *e,
 
 static pulsarc_err_t check_sink_values(pulsarc_table_t *t, const opts_t *o, char *e, size_t el) {
     const char *v = opt(o, K_DELAY);
-    if (v && (t->delay_ms = pc_table_parse_duration_ms(v)) < 0)
+    if (v && (t->delay_ms = pc_value_duration_ms(v)) < 0)
         return cannot_parse(K_DELAY, v, e, el);
     int64_t n = 0;
-    if ((v = opt(o, K_PARALLELISM)) && (parse_time(K_PARALLELISM, v, &n, e, el) || n < 1 ||
-                                        n > INT32_MAX))
-        return cannot_parse(K_PARALLELISM, v, e, el);
+    if ((v = opt(o, K_PARALLELISM)) && parse_long_opt(K_PARALLELISM, v, 1, INT32_MAX, &n, e, el))
+        return PULSARC_ERR_BAD_CONFIG;
     t->parallelism = (int)n;
     t->explicit_ = 1;
     if ((v = opt(o, K_EXPLICIT)) && (t->explicit_ = choice("false|true", v)) < 0)
@@ -474,7 +465,7 @@ static void physical_names(const pulsarc_table_schema_t *s, char *buf, size_t le
 }
 
 static pulsarc_err_t add_key_field(pulsarc_table_t *t, const char *name, char *e, size_t el) {
-    int c = pc_schema_find(t->schema, name);
+    int c = pc_table_schema_find(t->schema, name);
     if (c < 0 || t->schema->cols[c].is_meta) {
         char names[256];
         physical_names(t->schema, names, sizeof names);
@@ -681,7 +672,7 @@ pulsarc_err_t pulsarc_table_new_kv(const pulsarc_table_schema_t *schema, const c
     if (err)
         return err;
     pulsarc_table_t *t = calloc(1, sizeof *t);
-    if (t && (!(t->schema = pc_schema_dup(schema)) ||
+    if (t && (!(t->schema = pc_table_schema_dup(schema)) ||
               !(t->cfg = base ? pulsarc_connector_config_dup(base) : pulsarc_connector_config_new())))
         err = PULSARC_ERR_NOMEM;
     if (!t || err) {

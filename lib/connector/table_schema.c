@@ -53,7 +53,7 @@ void pulsarc_table_schema_destroy(pulsarc_table_schema_t *s) {
     free(s);
 }
 
-int pc_schema_find(const pulsarc_table_schema_t *s, const char *name) {
+int pc_table_schema_find(const pulsarc_table_schema_t *s, const char *name) {
     for (size_t i = 0; s && name && i < s->ncols; i++)
         if (!strcmp(s->cols[i].name, name))
             return (int)i;
@@ -63,7 +63,7 @@ int pc_schema_find(const pulsarc_table_schema_t *s, const char *name) {
 static pulsarc_err_t add_col(pulsarc_table_schema_t *s, const tcol_t *c, char *e, size_t el) {
     if (!s || !c->name || !*c->name)
         return pc_seterr(e, el, PULSARC_ERR_INVALID_ARG, "schema and column name are required");
-    if (pc_schema_find(s, c->name) >= 0)
+    if (pc_table_schema_find(s, c->name) >= 0)
         return pc_seterr(e, el, PULSARC_ERR_INVALID_ARG, "column '%s' is declared twice", c->name);
     tcol_t *grown = realloc(s->cols, (s->ncols + 1) * sizeof *grown);
     if (!grown)
@@ -108,7 +108,7 @@ pulsarc_err_t pulsarc_table_schema_set_primary_key(pulsarc_table_schema_t *s,
     if (!s || (!cols && n))
         return pc_seterr(e, el, PULSARC_ERR_INVALID_ARG, "schema and columns are required");
     for (size_t i = 0; i < n; i++) {
-        int c = pc_schema_find(s, cols[i]);
+        int c = pc_table_schema_find(s, cols[i]);
         if (c < 0 || s->cols[c].is_meta)
             return pc_seterr(e, el, PULSARC_ERR_INVALID_ARG,
                              "PRIMARY KEY column '%s' is not a physical column", cols[i]);
@@ -122,7 +122,7 @@ pulsarc_err_t pulsarc_table_schema_set_primary_key(pulsarc_table_schema_t *s,
     return PULSARC_OK;
 }
 
-pulsarc_table_schema_t *pc_schema_dup(const pulsarc_table_schema_t *s) {
+pulsarc_table_schema_t *pc_table_schema_dup(const pulsarc_table_schema_t *s) {
     pulsarc_table_schema_t *d = pulsarc_table_schema_new(s->name);
     int failed = !d;
     for (size_t i = 0; !failed && i < s->ncols; i++)
@@ -182,7 +182,7 @@ void pulsarc_table_row_destroy(pulsarc_table_row_t *row) {
 }
 
 int pulsarc_table_column_index(const pulsarc_table_t *t, const char *name) {
-    return t ? pc_schema_find(t->schema, name) : -1;
+    return t ? pc_table_schema_find(t->schema, name) : -1;
 }
 
 pulsarc_table_row_kind_t pulsarc_table_row_kind(const pulsarc_table_row_t *row) {

@@ -13,6 +13,7 @@
 #include "connector/config_int.h"
 #include "pulsarc.h"
 #include "pulsarc/connector.h"
+#include "pulsarc/source.h"
 #include "testutil.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -276,6 +277,64 @@ START_TEST(value_rejected) {
     ck_assert_contains(err, b->msg);
     ck_assert_int_eq(pulsarc_connector_config_origin(c, b->key), PULSARC_CONNECTOR_ORIGIN_DEFAULT);
     pulsarc_connector_config_destroy(c);
+}
+END_TEST
+
+/*
+ * The client's table and the connector's read values with the same parser
+ * (lib/conf/value.c): a key the connector maps onto a core key is accepted
+ * and refused exactly as the core key is, with the same reason.
+ */
+START_TEST(value_parser_shared) {
+    static const struct {
+        const char *cc_key, *core_key, *value;
+    } cases[] = {
+        {"pulsar.client.operationTimeoutMs", "operationTimeoutMs", "0"},
+        {"pulsar.client.operationTimeoutMs", "operationTimeoutMs", "12abc"},
+        {"pulsar.client.operationTimeoutMs", "operationTimeoutMs", "99999999999999999999"},
+        {"pulsar.producer.batchingEnabled", "batchingEnabled", "1"},
+        {"pulsar.producer.batchingEnabled", "batchingEnabled", "FALSE"},
+        {"pulsar.producer.batchingEnabled", "batchingEnabled", "maybe"},
+        {"pulsar.consumer.subscriptionType", "subscriptionType", "key-shared"},
+        {"pulsar.consumer.subscriptionType", "subscriptionType", "KEY_SHARED"},
+        {"pulsar.consumer.subscriptionType", "subscriptionType", "Sometimes"},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        pulsarc_connector_config_t *c = cfg_new();
+        pulsarc_conf_t *core = pulsarc_conf_new();
+        char core_err[512] = "";
+        err[0] = '\0';
+        pulsarc_err_t a = pulsarc_connector_config_set(c, cases[i].cc_key, cases[i].value, err,
+                                                       sizeof err);
+        pulsarc_err_t b = pulsarc_conf_set(core, cases[i].core_key, cases[i].value, core_err,
+                                           sizeof core_err);
+        ck_assert_msg(a == b, "%s=%s: connector %d, core %d", cases[i].cc_key, cases[i].value, a, b);
+        if (a) /* the same reason after the key's name */
+            ck_assert_str_eq(strchr(err, ':'), strchr(core_err, ':'));
+        pulsarc_conf_destroy(core);
+        pulsarc_connector_config_destroy(c);
+    }
+}
+END_TEST
+
+/* The source builder reads its keys by the connector's table too. */
+START_TEST(source_conf_uses_table) {
+    pulsarc_source_conf_t *sc = pulsarc_source_conf_new();
+    ck_assert_ptr_nonnull(sc);
+    ck_assert_int_eq(pulsarc_source_conf_set(sc, "pulsar.source.maxFetchRecords", "0", err,
+                                             sizeof err), PULSARC_ERR_BAD_CONFIG);
+    ck_assert_str_eq(err, "pulsar.source.maxFetchRecords: 0 is outside [1, 1000000]");
+    ck_assert_int_eq(pulsarc_source_conf_set(sc, "pulsar.admin.adminUrl", "pulsar://h:6650", err,
+                                             sizeof err), PULSARC_ERR_BAD_CONFIG);
+    ck_assert_contains(err, "needs a http:// or https:// scheme");
+    ck_assert_int_eq(pulsarc_source_conf_set(sc, "pulsar.consumer.subscriptionType", "shared",
+                                             err, sizeof err), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_source_conf_set(sc, "pulsar.source.enableMetrics", " 0 ", err,
+                                             sizeof err), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_source_conf_set(sc, "pulsar.source.bogus", "1", err, sizeof err),
+                     PULSARC_ERR_UNKNOWN_CONFIG);
+    ck_assert_contains(err, "pulsar.source.bogus");
+    pulsarc_source_conf_destroy(sc);
 }
 END_TEST
 
@@ -976,6 +1035,8 @@ static Suite *connector_config_suite(void) {
     tcase_add_test(t, every_prefix_accepted);
     tcase_add_loop_test(t, value_rejected, 0, (int)NELEM(bad_values));
     tcase_add_test(t, value_canonical);
+    tcase_add_test(t, value_parser_shared);
+    tcase_add_test(t, source_conf_uses_table);
     tcase_add_test(t, secret_never_echoed);
     tcase_add_test(t, table_is_consistent);
     tcase_add_test(t, doc_has_every_key);

@@ -74,7 +74,9 @@ static const char *const COVERED[] = {
     "pulsarc_txn_new", "pulsarc_txn_commit", "pulsarc_txn_abort", "pulsarc_txn_destroy",
     "pulsarc_txn_resume", "pulsarc_txn_release", "pulsarc_txn_id", "pulsarc_producer_send_txn",
     "pulsarc_producer_send_async_txn", "pulsarc_consumer_ack_id_txn",
-    "pulsarc_consumer_ack_ids_txn", "pulsarc_consumer_ack_cumulative_id_txn", /* test_txn.c */
+    "pulsarc_consumer_ack_ids_txn", "pulsarc_consumer_ack_cumulative_id_txn",
+    "pulsarc_consumer_ack_ids_txn_each", "pulsarc_client_txn_enabled", /* test_txn.c */
+    "pulsarc_conf_check_schema",
 #ifdef PULSARC_WITH_CURL
     "pulsarc_admin_new", "pulsarc_admin_destroy", "pulsarc_admin_set_token", "pulsarc_admin_url",
     "pulsarc_admin_list_free", "pulsarc_admin_create_topic", "pulsarc_admin_create_partitioned_topic",
@@ -201,6 +203,11 @@ START_TEST(test_conf) {
     ERR(pulsarc_conf_set_consumer_event_listener(NULL, NULL, NULL));
     NOCRASH(pulsarc_conf_set_message_listener(c, NULL, NULL));
     NOCRASH(pulsarc_conf_set_consumer_event_listener(c, NULL, NULL));
+    ERR(pulsarc_conf_check_schema(NULL, EB));
+    ck_assert_int_eq(pulsarc_conf_check_schema(c, NULL, 0), PULSARC_OK); /* BYTES: nothing declared */
+    ck_assert_int_eq(pulsarc_conf_set(c, "schemaType", "AVRO", EB), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_conf_check_schema(c, EB), PULSARC_ERR_BAD_CONFIG); /* no definition */
+    ck_assert_ptr_nonnull(strstr(errbuf, "AVRO"));
     pulsarc_conf_destroy(c);
 }
 END_TEST

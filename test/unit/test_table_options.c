@@ -12,6 +12,7 @@
 
 #include "PulsarApi.pb-c.h"
 #include "client/message.h"
+#include "conf/value.h"
 #include "connector/table_int.h"
 #include "pulsarc.h"
 #include "pulsarc/connector.h"
@@ -540,7 +541,7 @@ START_TEST(durations) {
         {"1 week", -1},   {"99999999999999999 d", -1},
     };
     for (size_t i = 0; i < NELEM(cases); i++)
-        ck_assert_msg(pc_table_parse_duration_ms(cases[i].text) == cases[i].ms, "'%s'",
+        ck_assert_msg(pc_value_duration_ms(cases[i].text) == cases[i].ms, "'%s'",
                       cases[i].text);
 }
 END_TEST

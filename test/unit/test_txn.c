@@ -29,6 +29,12 @@ START_TEST(test_null_args) {
     ck_assert_int_eq(pulsarc_consumer_ack_id_txn(NULL, NULL, NULL), PULSARC_ERR_INVALID_ARG);
     ck_assert_int_eq(pulsarc_consumer_ack_cumulative_id_txn(NULL, NULL, NULL), PULSARC_ERR_INVALID_ARG);
     ck_assert_int_eq(pulsarc_consumer_ack_ids_txn(NULL, NULL, NULL, 0), PULSARC_ERR_INVALID_ARG);
+    pulsarc_err_t errs[1];
+    ck_assert_int_eq(pulsarc_consumer_ack_ids_txn_each(NULL, NULL, NULL, 0, NULL),
+                     PULSARC_ERR_INVALID_ARG);
+    ck_assert_int_eq(pulsarc_consumer_ack_ids_txn_each(NULL, NULL, NULL, 1, errs),
+                     PULSARC_ERR_INVALID_ARG);
+    ck_assert_int_eq(pulsarc_client_txn_enabled(NULL), 0);
     ck_assert_int_eq(pulsarc_producer_send_async_txn(NULL, NULL, NULL, NULL, NULL),
                      PULSARC_ERR_INVALID_ARG);
     ck_assert_int_eq(pulsarc_txn_resume(NULL, 1, 2, &t, err, sizeof err), PULSARC_ERR_INVALID_ARG);
@@ -46,6 +52,7 @@ START_TEST(test_off_by_default) {
     ck_assert_str_eq(buf, "false");
     pulsarc_conf_destroy(conf);
     pulsarc_client_t *c = client_to_nowhere("false");
+    ck_assert_int_eq(pulsarc_client_txn_enabled(c), 0);
     pulsarc_txn_t *t = NULL;
     char err[256];
     ck_assert_int_eq(pulsarc_txn_new(c, 0, &t, err, sizeof err), PULSARC_ERR_STATE);
@@ -57,6 +64,7 @@ END_TEST
 /* Discovery cannot reach a broker: a retriable error within operationTimeoutMs. */
 START_TEST(test_unreachable_coordinator) {
     pulsarc_client_t *c = client_to_nowhere("true");
+    ck_assert_int_eq(pulsarc_client_txn_enabled(c), 1);
     pulsarc_txn_t *t = NULL;
     char err[256];
     pulsarc_err_t e = pulsarc_txn_new(c, 0, &t, err, sizeof err);
