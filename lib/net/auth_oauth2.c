@@ -605,7 +605,8 @@ static pulsarc_err_t read_data_url(const char *url, char **out, char *err, size_
                          "authParams: privateKey data: URL must be of type application/json, not "
                          "'%.*s'", (int)(tlen < 60 ? tlen : 60), meta);
     const char *p = comma + 1;
-    char *buf = malloc(strlen(p) + 1);
+    size_t cap = strlen(p) + 1; /* decoding only shrinks */
+    char *buf = malloc(cap);
     if (!buf)
         return pc_seterr(err, errlen, PULSARC_ERR_NOMEM, "out of memory");
     long n = 0;
@@ -623,7 +624,7 @@ static pulsarc_err_t read_data_url(const char *url, char **out, char *err, size_
         }
     }
     if (n < 0) {
-        pc_auth_free_secret(buf);
+        pc_auth_wipe((uint8_t *)buf, cap); /* not terminated: wipe all of it */
         return pc_seterr(err, errlen, PULSARC_ERR_BAD_CONFIG,
                          "authParams: privateKey data: URL is not valid %s",
                          base64 ? "base64" : "percent-encoding");
