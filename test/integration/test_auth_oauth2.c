@@ -387,6 +387,25 @@ START_TEST(test_flaky_issuer_recovered_with_backoff) {
 }
 END_TEST
 
+START_TEST(test_slow_issuer_times_out_connect_clearly) {
+    /* The token endpoint stalls 20 s: the connection gives up at its own
+     * timeout, saying what it waited for; closing the client aborts the
+     * request in flight instead of waiting it out. */
+    pulsarc_client_t *c = must_client(URL, (const char *const[]){
+        "authPlugin", "oauth2", "authParams", params_for("tag=slow/fault=token-slow", file_url(KEY_FILE)),
+        "connectionTimeoutMs", "2000", "operationTimeoutMs", "4000", NULL});
+    char err[1024];
+    pulsarc_err_t e = probe(c, err, sizeof err);
+    ck_assert_msg(e == PULSARC_ERR_TIMEOUT, "got %s: %s", pulsarc_errname(e), err);
+    ck_assert_msg(strstr(err, "waiting for the authentication provider's credentials"), "%s", err);
+    int64_t t0 = pc_now_ms();
+    pulsarc_client_destroy(c);
+    printf("oauth2 slow issuer -> %s; client destroyed %lld ms later (request aborted)\n", err,
+           (long long)(pc_now_ms() - t0));
+    ck_assert_int_eq(server_count("slow", "token_requests"), 1);
+}
+END_TEST
+
 /* ---- secrets stay out of stderr ---- */
 
 START_TEST(test_no_secret_on_stderr) {
@@ -539,6 +558,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_issuer_unreachable);
     tcase_add_test(t, test_issuer_faults_are_clear_errors);
     tcase_add_test(t, test_flaky_issuer_recovered_with_backoff);
+    tcase_add_test(t, test_slow_issuer_times_out_connect_clearly);
     tcase_add_test(t, test_no_secret_on_stderr);
     tcase_add_test(t, test_bad_configuration);
     tcase_add_test(t, test_short_tokens_refreshed_under_traffic);
