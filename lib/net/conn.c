@@ -10,7 +10,10 @@
  * event retries both directions. Credentials are asked of the auth
  * provider each time they are sent (CONNECT, and AUTH_RESPONSE to every
  * AUTH_CHALLENGE, which may come before CONNECTED or at any time after),
- * and wiped right after encoding.
+ * and wiped right after encoding. A provider that fetches them over the
+ * network (OAuth2) may make the connection wait for its fetch first; a
+ * challenge tells it which generation of credentials the broker found
+ * expired, so those are not sent again.
  *
  * Loop thread only. Reference counted: the pool holds one reference, and
  * every callback into user-facing layers runs with a temporary one, so a

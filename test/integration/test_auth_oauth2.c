@@ -210,6 +210,35 @@ START_TEST(test_short_tokens_refreshed_under_traffic) {
 }
 END_TEST
 
+START_TEST(test_challenge_of_cached_token_forces_refresh) {
+    /* expires_in says 60 s but each JWT expires after 3 s: no background
+     * refresh is due, so only the broker's challenges can get new tokens. */
+    pulsarc_client_t *c = oauth2_client("oauth2", params_for("tag=lie/ttl=60/lie=57", file_url(KEY_FILE)));
+    const char *topic = pct_topic("oauth2-challenge");
+    char err[512], before[64], after[64];
+    pulsarc_producer_t *p = NULL;
+    ck_assert_msg(pulsarc_producer_new(c, topic, NULL, &p, err, sizeof err) == PULSARC_OK, "%s", err);
+    publisher_since(topic, before, sizeof before);
+    long issued0 = server_count("lie", "issued");
+    for (int i = 0; i < 40; i++) { /* ~12 s */
+        pulsarc_msg_t *m = pulsarc_msg_new();
+        pulsarc_msg_set_payload(m, "x", 1, PULSARC_MSG_F_COPY);
+        pulsarc_err_t e = pulsarc_producer_send(p, m, NULL);
+        pulsarc_msg_destroy(m);
+        ck_assert_msg(e == PULSARC_OK, "send %d: %s", i, pulsarc_strerror(e));
+        usleep(300 * 1000);
+    }
+    publisher_since(topic, after, sizeof after);
+    long fetched = server_count("lie", "issued") - issued0;
+    printf("oauth2 challenge-driven refresh: %ld tokens fetched on the broker's challenges in ~12 s\n",
+           fetched);
+    ck_assert_msg(fetched >= 2, "only %ld tokens fetched: challenges not answered with new ones", fetched);
+    ck_assert_msg(strcmp(before, after) == 0, "producer reconnected (%s -> %s)", before, after);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 /* ---- one fetch for concurrent connections (the provider itself, on a loop) ---- */
 
 enum { WAITERS = 16 };
@@ -562,6 +591,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_no_secret_on_stderr);
     tcase_add_test(t, test_bad_configuration);
     tcase_add_test(t, test_short_tokens_refreshed_under_traffic);
+    tcase_add_test(t, test_challenge_of_cached_token_forces_refresh);
     tcase_add_test(t, test_java_client_same_params);
     suite_add_tcase(s, t);
     return s;

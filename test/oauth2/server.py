@@ -16,6 +16,9 @@ Options:
   fault=KIND   disc-garbage disc-huge disc-500 token-garbage token-huge
                token-500 token-slow token-no-access-token
   faultn=N     the fault hits only the first N requests it applies to
+  lie=SECONDS  the JWT's exp is this much earlier than expires_in says (an
+               issuer clock ahead of the client's): the broker challenges
+               tokens the client still believes valid
 Usage: server.py --cert PEM --key PEM --signing-key FILE --clients JSON
                  --port-file FILE
 """
@@ -199,7 +202,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         ttl = int(opts.get("ttl", "3600"))
         now = int(time.time())
-        claims = {"sub": cid, "iat": now, "exp": now + ttl, "iss": self.issuer(prefix)}
+        exp = now + max(ttl - int(opts.get("lie", "0")), 1)
+        claims = {"sub": cid, "iat": now, "exp": exp, "iss": self.issuer(prefix)}
         if form.get("audience"):
             claims["aud"] = form["audience"]
         token = jwt.encode(claims, self.server.signing_key, algorithm="HS256")
