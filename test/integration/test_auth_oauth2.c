@@ -445,7 +445,7 @@ START_TEST(test_no_secret_on_stderr) {
     char logpath[] = "/tmp/pulsarc-stderr-XXXXXX";
     int logfd = mkstemp(logpath), saved = dup(2);
     dup2(logfd, 2);
-    setenv("PULSARC_TRACE", "1", 1); /* whatever tracing there is, on */
+    setenv("PULSARC_DEBUG", "frames", 1); /* the frame trace on, so stderr has lines to check */
     char err[1024];
     pulsarc_client_t *c = oauth2_client("oauth2", params_for("tag=quiet", file_url(KEY_FILE)));
     ck_assert_int_eq(probe(c, err, sizeof err), PULSARC_OK);
@@ -459,6 +459,7 @@ START_TEST(test_no_secret_on_stderr) {
     logs[n > 0 ? n : 0] = '\0';
     close(logfd);
     unlink(logpath);
+    ck_assert_msg(strstr(logs, "CONNECTED"), "no frame trace captured: %.200s", logs);
     ck_assert_msg(strstr(logs, sec) == NULL, "the client secret appears on stderr");
     ck_assert_msg(strstr(logs, "eyJ") == NULL, "a JWT appears on stderr");
     free(right);
