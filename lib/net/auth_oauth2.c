@@ -28,8 +28,9 @@
  * Every request is bounded (5 s connect, 10 s total, 64 KiB body), and
  * freeing the provider aborts the one in flight.
  *
- * Secrets: the client secret, request bodies and tokens are wiped when
- * freed; errors carry the issuer's error/error_description (with the
+ * Secrets: the client secret, request bodies, answers and tokens are
+ * wiped when freed (JSON goes through auth_params.c, whose buffers are
+ * ours to wipe); errors carry the issuer's error/error_description (with the
  * secret scrubbed out should an issuer echo it) and URLs, never a secret.
  * The lock guards the token cache and the fetch state; waiters are loop
  * thread only; the token endpoint is fetcher-thread only.
@@ -37,7 +38,6 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
-#include <json-c/json.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,28 +200,14 @@ static long http(oauth2_t *o, const char *url, const char *form, body_t *b, char
     return status;
 }
 
-/* The body as a JSON object, or NULL. */
-static json_object *parse_object(const body_t *b) {
-    if (!b->data)
-        return NULL;
-    json_tokener *tok = json_tokener_new();
-    if (!tok)
-        return NULL;
-    json_object *j = json_tokener_parse_ex(tok, b->data, (int)b->len);
-    if (j && (json_tokener_get_error(tok) != json_tokener_success ||
-              !json_object_is_type(j, json_type_object))) {
-        json_object_put(j);
-        j = NULL;
+/* The body as a JSON object's members (nested ones skipped); 0 if it is not one. */
+static int parse_object(const body_t *b, pc_auth_kv_t *kv) {
+    char ignored[128];
+    if (!b->data || strlen(b->data) != b->len) { /* a NUL inside: not JSON text */
+        memset(kv, 0, sizeof *kv);
+        return 0;
     }
-    json_tokener_free(tok);
-    return j;
-}
-
-static const char *member_str(json_object *j, const char *key) {
-    json_object *v;
-    if (!j || !json_object_object_get_ex(j, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
+    return pc_auth_kv_parse_doc(b->data, "the answer", 1, kv, ignored, sizeof ignored) == PULSARC_OK;
 }
 
 static pulsarc_err_t discover(oauth2_t *o, char *err, size_t errlen) {
@@ -230,8 +216,9 @@ static pulsarc_err_t discover(oauth2_t *o, char *err, size_t errlen) {
     body_t b = {0};
     long st = http(o, url, NULL, &b, err, errlen);
     pulsarc_err_t e = PULSARC_OK;
-    json_object *j = st == 200 ? parse_object(&b) : NULL;
-    const char *ep = member_str(j, "token_endpoint");
+    pc_auth_kv_t kv;
+    int j = st == 200 && parse_object(&b, &kv);
+    const char *ep = j ? pc_auth_kv_get_str(&kv, "token_endpoint") : NULL;
     if (st < 0)
         e = PULSARC_ERR_AUTH;
     else if (st != 200)
@@ -243,7 +230,8 @@ static pulsarc_err_t discover(oauth2_t *o, char *err, size_t errlen) {
                       "OAuth2 discovery %s gave no https:// token_endpoint", url);
     else if (!(o->token_endpoint = strdup(ep)))
         e = pc_seterr(err, errlen, PULSARC_ERR_NOMEM, "out of memory");
-    json_object_put(j);
+    if (j)
+        pc_auth_kv_free(&kv);
     body_free(&b);
     return e;
 }
@@ -282,8 +270,10 @@ static char *grant_form(oauth2_t *o) {
 }
 
 /* The issuer's refusal: RFC 6749 error / error_description when it sent them. */
-static pulsarc_err_t refused(oauth2_t *o, long st, json_object *j, char *err, size_t errlen) {
-    const char *code = member_str(j, "error"), *desc = member_str(j, "error_description");
+static pulsarc_err_t refused(oauth2_t *o, long st, const pc_auth_kv_t *j, char *err,
+                             size_t errlen) {
+    const char *code = j ? pc_auth_kv_get_str(j, "error") : NULL;
+    const char *desc = j ? pc_auth_kv_get_str(j, "error_description") : NULL;
     char c[80], d[240];
     sanitize(c, sizeof c, code, 64);
     sanitize(d, sizeof d, desc, 200);
@@ -297,19 +287,12 @@ static pulsarc_err_t refused(oauth2_t *o, long st, json_object *j, char *err, si
                      o->token_endpoint, st);
 }
 
-/* expires_in: a JSON number or a numeric string; 0 when absent or unusable. */
-static int64_t expires_in(json_object *j) {
-    json_object *v;
-    if (!json_object_object_get_ex(j, "expires_in", &v))
-        return 0;
-    if (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)) {
-        double d = json_object_get_double(v);
-        return d > 0 && d < 1e9 ? (int64_t)d : 0;
-    }
-    const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+/* expires_in: a JSON number (or numeric string) of seconds; 0 when absent or unusable. */
+static int64_t expires_in(const pc_auth_kv_t *j) {
+    const char *s = pc_auth_kv_get(j, "expires_in");
     char *end;
-    long long n = strtoll(s, &end, 10);
-    return *s && !*end && n > 0 && n < 1000000000 ? n : 0;
+    double d = s && *s ? strtod(s, &end) : 0;
+    return s && *s && !*end && d >= 1 && d < 1e9 ? (int64_t)d : 0;
 }
 
 /* The grant. On success *token is malloc'd and *life_s its lifetime (0: not told). */
@@ -320,8 +303,10 @@ static pulsarc_err_t grant(oauth2_t *o, char **token, int64_t *life_s, char *err
     body_t b = {0};
     long st = http(o, o->token_endpoint, form, &b, err, errlen);
     pc_auth_free_secret(form);
-    json_object *j = st > 0 ? parse_object(&b) : NULL;
-    const char *tok = member_str(j, "access_token");
+    pc_auth_kv_t kv;
+    int parsed = st > 0 && parse_object(&b, &kv);
+    const pc_auth_kv_t *j = parsed ? &kv : NULL;
+    const char *tok = j ? pc_auth_kv_get_str(j, "access_token") : NULL;
     pulsarc_err_t e = PULSARC_OK;
     if (st < 0)
         e = PULSARC_ERR_AUTH;
@@ -337,10 +322,9 @@ static pulsarc_err_t grant(oauth2_t *o, char **token, int64_t *life_s, char *err
         e = pc_seterr(err, errlen, PULSARC_ERR_NOMEM, "out of memory");
     else
         *life_s = expires_in(j);
-    int oauth_answer = member_str(j, "error") != NULL;
-    if (tok)
-        explicit_bzero((char *)tok, strlen(tok)); /* json-c's copy */
-    json_object_put(j);
+    int oauth_answer = j && pc_auth_kv_get_str(j, "error") != NULL;
+    if (parsed)
+        pc_auth_kv_free(&kv); /* wipes its copy of the token */
     body_free(&b);
     /* Not an OAuth2 answer: the endpoint may have moved; discover it again. */
     if (e && !oauth_answer && (st < 0 || st >= 500 || st == 404)) {
@@ -658,24 +642,21 @@ static pulsarc_err_t read_key_file(const char *path, char **out, char *err, size
 }
 
 /* A string member of the key file; required ones must be non-empty strings. */
-static pulsarc_err_t key_member(json_object *j, const char *key, int required, char **out,
+static pulsarc_err_t key_member(const pc_auth_kv_t *j, const char *key, int required, char **out,
                                 char *err, size_t errlen) {
-    json_object *v;
+    const char *any = pc_auth_kv_get(j, key), *s = pc_auth_kv_get_str(j, key);
     *out = NULL;
-    if (!json_object_object_get_ex(j, key, &v) || json_object_is_type(v, json_type_null))
+    if (!any || (!s && strcmp(any, "null") == 0))
         return required ? pc_seterr(err, errlen, PULSARC_ERR_BAD_CONFIG,
                                     "the privateKey key file has no \"%s\"", key)
                         : PULSARC_OK;
-    if (!json_object_is_type(v, json_type_string))
+    if (!s)
         return pc_seterr(err, errlen, PULSARC_ERR_BAD_CONFIG,
-                         "the privateKey key file's \"%s\" must be a string, not %s", key,
-                         json_type_to_name(json_object_get_type(v)));
-    const char *s = json_object_get_string(v);
+                         "the privateKey key file's \"%s\" must be a string", key);
     if (required && !*s)
         return pc_seterr(err, errlen, PULSARC_ERR_BAD_CONFIG,
                          "the privateKey key file's \"%s\" is empty", key);
     *out = strdup(s);
-    explicit_bzero((char *)s, strlen(s)); /* json-c's copy (it may be the secret) */
     return *out ? PULSARC_OK : pc_seterr(err, errlen, PULSARC_ERR_NOMEM, "out of memory");
 }
 
@@ -694,15 +675,16 @@ static pulsarc_err_t load_key(oauth2_t *o, const char *url, char *err, size_t er
                       "authParams: privateKey must be a file:// or data: URL");
     if (e)
         return e;
-    json_tokener *tok = json_tokener_new();
-    json_object *j = tok ? json_tokener_parse_ex(tok, text, (int)strlen(text) + 1) : NULL;
-    int complete = tok && json_tokener_get_error(tok) == json_tokener_success;
-    json_tokener_free(tok);
+    pc_auth_kv_t kv;
+    char why[200];
+    int parsed = pc_auth_kv_parse_doc(text, "the privateKey key file", 1, &kv, why, sizeof why) ==
+                 PULSARC_OK;
     pc_auth_free_secret(text);
-    if (!j || !complete || !json_object_is_type(j, json_type_object))
+    const pc_auth_kv_t *j = &kv;
+    if (!parsed)
         e = pc_seterr(err, errlen, PULSARC_ERR_BAD_CONFIG,
-                      "the privateKey key file is not a JSON object (it should hold client_id "
-                      "and client_secret)");
+                      "the privateKey key file is not a JSON object holding client_id and "
+                      "client_secret (%s)", why);
     char *issuer = NULL;
     if (!e)
         e = key_member(j, "client_id", 1, &o->client_id, err, errlen);
@@ -713,7 +695,8 @@ static pulsarc_err_t load_key(oauth2_t *o, const char *url, char *err, size_t er
     if (!e && !o->issuer && issuer)
         o->issuer = issuer, issuer = NULL;
     free(issuer);
-    json_object_put(j);
+    if (parsed)
+        pc_auth_kv_free(&kv);
     return e;
 }
 

@@ -3,9 +3,12 @@
  * members ({"userId":"u","password":"p"}, {"issuerUrl":"https://..."}),
  * parsed strictly so a typo is reported with its offset instead of being
  * half-read. Written here rather than taken from json-c because the basic
- * provider must work in builds without libcurl/json-c (WITH_CURL=0).
- * Values may hold secrets: they never go into an error message, and
- * pc_auth_kv_free wipes them. Application thread (client creation) only.
+ * provider must work in builds without libcurl/json-c (WITH_CURL=0), and
+ * because every buffer that held a value is ours to wipe: the OAuth2 key
+ * file and the issuer's answers (which carry the client secret and the
+ * access token) go through it too, with nested values skipped. Values may
+ * hold secrets: they never go into an error message, and pc_auth_kv_free
+ * wipes them. No state: any thread.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@ typedef struct parser {
     const char *s;
     size_t pos;
     const char *what; /* "authParams", "the key file": names the input in errors */
+    int skip_nested;  /* documents (key file, HTTP answers): nested values are skipped */
     char *err;
     size_t errlen;
 } parser_t;
@@ -140,7 +144,30 @@ static char *read_literal(parser_t *p) {
     return word ? strndup(t, n) : NULL;
 }
 
-static pulsarc_err_t add(pc_auth_kv_t *kv, char *key, char *val, char *err, size_t errlen) {
+/* Past a nested object or array at p->pos, without recursion. 0, or -1 if malformed. */
+static int skip_nested(parser_t *p) {
+    size_t depth = 0;
+    do {
+        char c = p->s[p->pos];
+        if (c == '\0')
+            return -1;
+        if (c == '"') {
+            for (p->pos++; p->s[p->pos] != '"'; p->pos++) {
+                if (!p->s[p->pos] || (p->s[p->pos] == '\\' && !p->s[++p->pos]))
+                    return -1;
+            }
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+        p->pos++;
+    } while (depth > 0);
+    return 0;
+}
+
+static pulsarc_err_t add(pc_auth_kv_t *kv, char *key, char *val, int is_string, char *err,
+                         size_t errlen) {
     if (kv->n == PC_AUTH_KV_MAX) {
         free(key);
         pc_auth_wipe((uint8_t *)val, strlen(val));
@@ -148,6 +175,7 @@ static pulsarc_err_t add(pc_auth_kv_t *kv, char *key, char *val, char *err, size
                          PC_AUTH_KV_MAX);
     }
     kv->key[kv->n] = key;
+    kv->is_string[kv->n] = (unsigned char)is_string;
     kv->val[kv->n++] = val;
     return PULSARC_OK;
 }
@@ -165,6 +193,13 @@ static pulsarc_err_t parse_member(parser_t *p, pc_auth_kv_t *kv) {
     p->pos++;
     skip_ws(p);
     char c = p->s[p->pos];
+    if ((c == '{' || c == '[') && p->skip_nested) {
+        free(key);
+        if (skip_nested(p))
+            return fail(p, "unterminated nested value");
+        skip_ws(p);
+        return PULSARC_OK;
+    }
     if (c == '{' || c == '[') {
         pulsarc_err_t e = pc_seterr(p->err, p->errlen, PULSARC_ERR_BAD_CONFIG,
                                     "%s: member \"%s\" must be a string, not an %s", p->what,
@@ -177,15 +212,21 @@ static pulsarc_err_t parse_member(parser_t *p, pc_auth_kv_t *kv) {
         free(key);
         return fail(p, "expected a string, number, true, false or null");
     }
-    pulsarc_err_t e = add(kv, key, val, p->err, p->errlen);
+    pulsarc_err_t e = add(kv, key, val, c == '"', p->err, p->errlen);
     skip_ws(p);
     return e;
 }
 
 pulsarc_err_t pc_auth_kv_parse(const char *json, const char *what, pc_auth_kv_t *kv, char *err,
                                size_t errlen) {
+    return pc_auth_kv_parse_doc(json, what, 0, kv, err, errlen);
+}
+
+pulsarc_err_t pc_auth_kv_parse_doc(const char *json, const char *what, int skip_nested,
+                                   pc_auth_kv_t *kv, char *err, size_t errlen) {
     memset(kv, 0, sizeof *kv);
-    parser_t p = {.s = json ? json : "", .what = what, .err = err, .errlen = errlen};
+    parser_t p = {.s = json ? json : "", .what = what, .skip_nested = skip_nested, .err = err,
+                  .errlen = errlen};
     skip_ws(&p);
     if (p.s[p.pos] != '{')
         return pc_seterr(err, errlen, PULSARC_ERR_BAD_CONFIG,
@@ -215,6 +256,13 @@ pulsarc_err_t pc_auth_kv_parse(const char *json, const char *what, pc_auth_kv_t 
     if (e)
         pc_auth_kv_free(kv);
     return e;
+}
+
+const char *pc_auth_kv_get_str(const pc_auth_kv_t *kv, const char *key) {
+    for (size_t i = kv->n; i-- > 0;)
+        if (strcmp(kv->key[i], key) == 0)
+            return kv->is_string[i] ? kv->val[i] : NULL;
+    return NULL;
 }
 
 const char *pc_auth_kv_get(const pc_auth_kv_t *kv, const char *key) {

@@ -68,15 +68,21 @@ void pc_auth_wipe(uint8_t *data, size_t len);
 void pc_auth_free_secret(char *s);
 
 /* The JSON form of authParams: a flat object of scalar members (auth_params.c). */
-#define PC_AUTH_KV_MAX 32
+#define PC_AUTH_KV_MAX 128
 typedef struct pc_auth_kv {
     size_t n;
     char *key[PC_AUTH_KV_MAX];
     char *val[PC_AUTH_KV_MAX]; /* strings unescaped; numbers and true/false/null as text */
+    unsigned char is_string[PC_AUTH_KV_MAX];
 } pc_auth_kv_t;
 /* what names the input in error messages ("authParams"); values never appear in them. */
 pulsarc_err_t pc_auth_kv_parse(const char *json, const char *what, pc_auth_kv_t *kv, char *err,
                                size_t errlen);
+/* The same for documents that may hold nested objects/arrays: those members are skipped. */
+pulsarc_err_t pc_auth_kv_parse_doc(const char *json, const char *what, int skip_nested,
+                                   pc_auth_kv_t *kv, char *err, size_t errlen);
 const char *pc_auth_kv_get(const pc_auth_kv_t *kv, const char *key);
+/* Only if the member is a JSON string. */
+const char *pc_auth_kv_get_str(const pc_auth_kv_t *kv, const char *key);
 void pc_auth_kv_free(pc_auth_kv_t *kv); /* wipes the values */
 #endif

@@ -72,7 +72,32 @@ START_TEST(test_parse_malformed) {
     for (int i = 0; i <= PC_AUTH_KV_MAX; i++)
         snprintf(big + strlen(big), sizeof big - strlen(big), "%s\"k%d\":1", i ? "," : "", i);
     strcat(big, "}");
-    parse_bad(big, "more than 32 members");
+    char needle[64];
+    snprintf(needle, sizeof needle, "more than %d members", PC_AUTH_KV_MAX);
+    parse_bad(big, needle);
+}
+END_TEST
+
+START_TEST(test_parse_document_skips_nested) {
+    /* The issuer's answers and key files: nested members are skipped, and a
+     * member that is not a JSON string is not taken for one. */
+    pc_auth_kv_t kv;
+    char err[256];
+    const char *doc = "{\"a\": [1, {\"x\": \"]}\\\"\"}, [[]]], \"token_endpoint\": \"https://t\", "
+                      "\"o\": {\"k\": {}}, \"n\": 5, \"s\": \"5\"}";
+    ck_assert_msg(pc_auth_kv_parse_doc(doc, "the answer", 1, &kv, err, sizeof err) == PULSARC_OK, "%s", err);
+    ck_assert_int_eq(kv.n, 3);
+    ck_assert_str_eq(pc_auth_kv_get_str(&kv, "token_endpoint"), "https://t");
+    ck_assert_ptr_null(pc_auth_kv_get_str(&kv, "n"));
+    ck_assert_str_eq(pc_auth_kv_get(&kv, "n"), "5");
+    ck_assert_str_eq(pc_auth_kv_get_str(&kv, "s"), "5");
+    ck_assert_ptr_null(pc_auth_kv_get(&kv, "a"));
+    pc_auth_kv_free(&kv);
+    ck_assert_int_eq(pc_auth_kv_parse_doc("{\"a\": [1, 2", "the answer", 1, &kv, err, sizeof err),
+                     PULSARC_ERR_BAD_CONFIG);
+    ck_assert_msg(strstr(err, "unterminated nested value"), "%s", err);
+    ck_assert_int_eq(pc_auth_kv_parse_doc("{\"a\": [\"\\", "the answer", 1, &kv, err, sizeof err),
+                     PULSARC_ERR_BAD_CONFIG);
 }
 END_TEST
 
@@ -154,6 +179,13 @@ START_TEST(test_oauth2_configuration) {
     oauth2_bad("{\"privateKey\":\"data:application/json,{\\\"client_id\\\":\\\"\\\",\\\"client_secret\\\":\\\"s3cret\\\"}\"}",
                "\"client_id\" is empty");
     oauth2_bad("{\"privateKey\":\"data:application/json\"}", "has no ','");
+    oauth2_bad("{\"privateKey\":\"data:application/json,{\\\"client_id\\\":1,\\\"client_secret\\\":\\\"s3cret\\\"}\"}",
+               "\"client_id\" must be a string");
+    /* Extra members, nested ones too, are ignored as in Java's key file reader. */
+    a = auth_of("oauth2", "{\"issuerUrl\":\"https://127.0.0.1:1\",\"privateKey\":\"data:application/json,"
+                "{\\\"client_id\\\":\\\"c\\\",\\\"client_secret\\\":\\\"s\\\",\\\"extra\\\":{\\\"x\\\":[1]}}\"}",
+                PULSARC_OK, err, sizeof err);
+    pc_auth_free(a);
     snprintf(p, sizeof p, "{\"issuerUrl\":\"https://\",\"privateKey\":\"file://%s\"}", k);
     oauth2_bad(p, "https:// URL");
     unlink(k);
@@ -166,6 +198,7 @@ static Suite *suite(void) {
     TCase *t = tcase_create("core");
     tcase_add_test(t, test_parse_values);
     tcase_add_test(t, test_parse_malformed);
+    tcase_add_test(t, test_parse_document_skips_nested);
     tcase_add_test(t, test_basic_credentials);
 #ifdef PULSARC_WITH_CURL
     tcase_add_test(t, test_oauth2_configuration);
