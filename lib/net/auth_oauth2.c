@@ -7,7 +7,8 @@
  * The access token goes to the broker as a token ("token" method).
  *
  * Threads. The key file is read and checked on the application thread at
- * creation, so a bad one fails pulsarc_client_new. HTTP runs on a fetcher
+ * creation (once: a rotated secret needs a new client), so a bad one fails
+ * pulsarc_client_new. HTTP runs on a fetcher
  * thread of this provider, never on the loop thread: a blocking HTTPS
  * exchange there would stall every connection of the client, and curl's
  * multi interface would put a second poller inside the loop for a request
@@ -22,15 +23,18 @@
  * refreshed in the background at 80% of its expires_in, so the broker's
  * AUTH_CHALLENGE when the old one expires finds a fresh one; a challenge
  * of the very token cached (issuer clock ahead of ours) forces a fetch.
- * Failures: up to three attempts a round, 250 ms apart; after a failed
- * round, waiters get the error and for a backoff (1 s doubling to 30 s)
- * further connections get that error at once instead of new requests.
+ * Failures: up to three attempts a round (250, then 500 ms apart); after a
+ * failed round, waiters get the error and for a backoff (1 s doubling to
+ * 30 s) further connections get that error at once instead of new
+ * requests; a failed background refresh is retried on that backoff while
+ * the old token lasts, after which fetches happen on demand only.
  * Every request is bounded (5 s connect, 10 s total, 64 KiB body), and
  * freeing the provider aborts the one in flight.
  *
  * Secrets: the client secret, request bodies, answers and tokens are
  * wiped when freed (JSON goes through auth_params.c, whose buffers are
- * ours to wipe); errors carry the issuer's error/error_description (with the
+ * ours to wipe; the copies curl and OpenSSL make of the bytes on the wire
+ * are beyond our reach); errors carry the issuer's error/error_description (with the
  * secret scrubbed out should an issuer echo it) and URLs, never a secret.
  * The lock guards the token cache and the fetch state; waiters are loop
  * thread only; the token endpoint is fetcher-thread only.
