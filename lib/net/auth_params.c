@@ -78,8 +78,11 @@ static int read_hex4(parser_t *p, unsigned *cp) {
 /* One escape after the backslash; writes its bytes at *o. */
 static int unescape(parser_t *p, char **o) {
     static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-    char c = p->s[p->pos++];
-    const char *k = c ? strchr(from, c) : NULL;
+    char c = p->s[p->pos];
+    if (!c)
+        return -1; /* a backslash at the very end: never step past the NUL */
+    p->pos++;
+    const char *k = strchr(from, c);
     if (k) {
         *(*o)++ = to[k - from];
         return 0;

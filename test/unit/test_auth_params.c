@@ -61,6 +61,7 @@ START_TEST(test_parse_malformed) {
     parse_bad("{\"p\":\"s3cret}", "expected a string");
     parse_bad("{\"p\":\"s3\x01\"}", "expected a string");
     parse_bad("{\"p\":\"s3cret\\x\"}", "expected a string");
+    parse_bad("{\"p\":\"s3cret\\", "expected a string"); /* ends in a backslash (a fuzzer find) */
     parse_bad("{\"p\":\"\\ud83d\"}", "expected a string");  /* lone high surrogate */
     parse_bad("{\"p\":\"\\ude00\"}", "expected a string");  /* lone low surrogate */
     parse_bad("{\"p\":tru}", "expected a string");
