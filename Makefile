@@ -77,7 +77,7 @@ ifneq ($(WITH_TLS),1)
   LIB_SRCS := $(filter-out lib/net/transport_tls.c lib/net/auth_tls.c,$(LIB_SRCS))
 endif
 ifneq ($(WITH_CURL),1)
-  LIB_SRCS := $(filter-out lib/admin/%,$(LIB_SRCS))
+  LIB_SRCS := $(filter-out lib/admin/% lib/net/auth_oauth2.c,$(LIB_SRCS))
 endif
 ifneq ($(WITH_ZSTD),1)
   LIB_SRCS := $(filter-out lib/core/codec_zstd.c,$(LIB_SRCS))

@@ -136,9 +136,10 @@ const cli_opt_t cli_conn_opts[] = {
     {"--client-conf", CLI_STR, "FILE", 0, NULL, NULL, 0, 0,
      "Java-style client.conf to read (default: $PULSAR_CLIENT_CONF)"},
     {"--auth-plugin", CLI_CONF, "NAME", 0, "authPlugin", NULL, 0, 0,
-     "authentication plugin: token, tls, or the Java class name"},
+     "authentication plugin: token, tls, basic, oauth2, or the Java class name"},
     {"--auth-params", CLI_CONF, "PARAMS", 0, "authParams", NULL, 0, 0,
-     "plugin parameters: token:JWT, file:///path, env:VAR, tlsCertFile:..,tlsKeyFile:.."},
+     "plugin parameters: token:JWT, file:///path, env:VAR, tlsCertFile:..,tlsKeyFile:.., "
+     "{\"userId\":..,\"password\":..}, {\"issuerUrl\":..,\"privateKey\":\"file:///key.json\"}"},
     {"--tls-trust-certs", CLI_CONF, "FILE", 0, "tlsTrustCertsFilePath", NULL, 0, 0,
      "CA certificates (PEM) that verify the broker"},
     {"--tls-allow-insecure", CLI_CONF_SET, NULL, 0, "tlsAllowInsecureConnection", "true", 0, 0,

@@ -33,11 +33,18 @@
     X(CALLBACK_MODE, "callbackMode", CLIENT, ENUM, "thread", 0, 0, "thread|poll",              \
       "Where callbacks run: the client's callback thread, or pulsarc_client_poll().")         \
     X(AUTH_PLUGIN, "authPlugin", CLIENT, STR, "", 0, 0, NULL,                                 \
-      "Authentication: org.apache.pulsar.client.impl.auth.AuthenticationToken or "            \
-      "AuthenticationTls (short names: token, tls). Empty: none.")                            \
+      "Authentication: the Java plugin class org.apache.pulsar.client.impl.auth."             \
+      "AuthenticationToken, AuthenticationTls, AuthenticationBasic or "                      \
+      "oauth2.AuthenticationOAuth2 (short names: token, tls, basic, oauth2). Empty: none.")    \
     X(AUTH_PARAMS, "authParams", CLIENT, STR, "", 0, 0, NULL,                                 \
       "Token: token:<jwt>, file:///path (re-read on every challenge), env:VAR or "           \
-      "{\"token\":\"...\"}. TLS: tlsCertFile:<pem>,tlsKeyFile:<pem>. Never logged.")         \
+      "{\"token\":\"...\"}. TLS: tlsCertFile:<pem>,tlsKeyFile:<pem>. Basic: "                \
+      "{\"userId\":\"...\",\"password\":\"...\"}. OAuth2 (client credentials): "                \
+      "{\"issuerUrl\":\"https://...\",\"privateKey\":\"file:///key.json\" or "                 \
+      "\"data:application/json;base64,...\" (key file with client_id, client_secret, "        \
+      "optional issuer_url),\"audience\":\"...\",\"scope\":\"...\"}, and optionally "          \
+      "\"trustCertsFilePath\" for the issuer's CA (default: tlsTrustCertsFilePath, else the " \
+      "system CAs); tokens refreshed at 80% of expires_in. Never logged.")                  \
     X(TLS_TRUST_CERTS_FILE_PATH, "tlsTrustCertsFilePath", CLIENT, STR, "", 0, 0, NULL,         \
       "CA certificates (PEM file, or a directory in openssl rehash form) that verify the "   \
       "broker. Empty: the system trust store.")                                               \

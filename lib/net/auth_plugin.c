@@ -14,7 +14,14 @@
 #include "conf/props.h"
 #include "core/err.h"
 
-typedef enum { PLUGIN_NONE, PLUGIN_TOKEN, PLUGIN_TLS, PLUGIN_UNKNOWN } plugin_t;
+typedef enum {
+    PLUGIN_NONE,
+    PLUGIN_TOKEN,
+    PLUGIN_TLS,
+    PLUGIN_BASIC,
+    PLUGIN_OAUTH2,
+    PLUGIN_UNKNOWN
+} plugin_t;
 
 /* Java class names and the short names the other clients use. */
 static plugin_t plugin_of(const char *name) {
@@ -29,6 +36,10 @@ static plugin_t plugin_of(const char *name) {
         {"token", PLUGIN_TOKEN},
         {"org.apache.pulsar.client.impl.auth.AuthenticationTls", PLUGIN_TLS},
         {"tls", PLUGIN_TLS},
+        {"org.apache.pulsar.client.impl.auth.AuthenticationBasic", PLUGIN_BASIC},
+        {"basic", PLUGIN_BASIC},
+        {"org.apache.pulsar.client.impl.auth.oauth2.AuthenticationOAuth2", PLUGIN_OAUTH2},
+        {"oauth2", PLUGIN_OAUTH2},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcasecmp(name, names[i].name) == 0)
@@ -55,10 +66,15 @@ pulsarc_err_t pc_auth_new(const pulsarc_conf_t *conf, pc_auth_t **out, char *err
         return pc_auth_token_new(params, NULL, NULL, out, err, errlen);
     case PLUGIN_TLS:
         return pc_auth_tls_new(params, out, err, errlen);
+    case PLUGIN_BASIC:
+        return pc_auth_basic_new(params, out, err, errlen);
+    case PLUGIN_OAUTH2:
+        return pc_auth_oauth2_new(params, pc_conf_str(conf, PC_PROP_TLS_TRUST_CERTS_FILE_PATH),
+                                  out, err, errlen);
     default:
         return pc_seterr(err, errlen, PULSARC_ERR_BAD_CONFIG,
-                         "authPlugin '%s' is not supported (use AuthenticationToken or "
-                         "AuthenticationTls)", plugin);
+                         "authPlugin '%s' is not supported (use AuthenticationToken, "
+                         "AuthenticationTls, AuthenticationBasic or AuthenticationOAuth2)", plugin);
     }
 }
 
@@ -84,6 +100,17 @@ void pc_auth_wipe(uint8_t *data, size_t len) {
     explicit_bzero(data, len);
     free(data);
 }
+
+#ifndef PULSARC_WITH_CURL
+pulsarc_err_t pc_auth_oauth2_new(const char *params, const char *trust_certs, pc_auth_t **out,
+                                 char *err, size_t errlen) {
+    (void)params;
+    (void)trust_certs;
+    *out = NULL;
+    return pc_seterr(err, errlen, PULSARC_ERR_UNSUPPORTED,
+                     "AuthenticationOAuth2 needs libcurl, and pulsarc was built with WITH_CURL=0");
+}
+#endif
 
 #ifndef PULSARC_WITH_TLS
 pulsarc_err_t pc_auth_tls_new(const char *params, pc_auth_t **out, char *err, size_t errlen) {

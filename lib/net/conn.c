@@ -10,7 +10,10 @@
  * event retries both directions. Credentials are asked of the auth
  * provider each time they are sent (CONNECT, and AUTH_RESPONSE to every
  * AUTH_CHALLENGE, which may come before CONNECTED or at any time after),
- * and wiped right after encoding.
+ * and wiped right after encoding. A provider that fetches them over the
+ * network (OAuth2) may make the connection wait for its fetch first; a
+ * challenge tells it which generation of credentials the broker found
+ * expired, so those are not sent again.
  *
  * Loop thread only. Reference counted: the pool holds one reference, and
  * every callback into user-facing layers runs with a temporary one, so a
@@ -40,8 +43,10 @@
 
 #define PROTOCOL_VERSION 20
 #define READ_CHUNK (64 * 1024)
+#define ERR_CRED_MAX 440 /* a provider's message: an issuer's URL and its error_description */
 
-/* ST_TLS: TCP is up, the TLS handshake runs; ST_HANDSHAKE: CONNECT sent. */
+/* ST_TLS: TCP is up, the TLS handshake runs; ST_HANDSHAKE: CONNECT sent (or
+ * waiting for the credentials to send with it). */
 typedef enum {
     ST_RESOLVING,
     ST_CONNECTING,
@@ -102,6 +107,9 @@ struct pc_conn {
     waiter_t *waiters;
     request_t *requests;
     attached_t *producers, *consumers;
+    pc_auth_waiter_t auth_wait; /* parked while the provider fetches credentials */
+    int auth_waiting;           /* 0, or what waits: AUTH_FOR_CONNECT / AUTH_FOR_CHALLENGE */
+    uint64_t auth_gen;          /* generation of the credentials last sent */
     void (*close_hook)(void *arg, pc_conn_t *c);
     void *close_hook_arg;
     pc_defer_t defer;          /* the free after the last reference */
@@ -185,6 +193,11 @@ void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
         return;
     c->state = ST_CLOSED;
     pc_conn_ref(c);
+    if (c->auth_waiting) { /* the provider's fetch goes on for others */
+        c->opts.auth->cancel(c->opts.auth, &c->auth_wait);
+        c->auth_waiting = 0;
+        pc_conn_unref(c);
+    }
     pc_timer_stop(c->loop, &c->connect_timer);
     pc_timer_stop(c->loop, &c->keepalive_timer);
     if (pc_timer_active(&c->fail_timer)) { /* closed by someone else first */
@@ -208,7 +221,7 @@ void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
 }
 
 static void closef(pc_conn_t *c, pulsarc_err_t why, const char *fmt, const char *detail) {
-    char msg[512];
+    char msg[640];
     snprintf(msg, sizeof msg, fmt, c->peer, detail ? detail : "");
     pc_conn_close(c, why, msg);
 }
@@ -379,7 +392,7 @@ void pc_conn_detach_consumer(pc_conn_t *c, uint64_t id) { detach(&c->consumers, 
 
 /* Fresh credentials from the provider; on failure the connection is closed. */
 static int get_credentials(pc_conn_t *c, uint8_t **data, size_t *len) {
-    char err[300];
+    char err[ERR_CRED_MAX];
     *data = NULL;
     *len = 0;
     if (!c->opts.auth)
@@ -387,10 +400,51 @@ static int get_credentials(pc_conn_t *c, uint8_t **data, size_t *len) {
     pulsarc_err_t e = c->opts.auth->credentials(c->opts.auth, data, len, err, sizeof err);
     if (e)
         closef(c, e, "authentication towards %s: %s", err);
+    else if (c->opts.auth->generation)
+        c->auth_gen = c->opts.auth->generation(c->opts.auth);
     return e ? -1 : 0;
 }
 
+enum { AUTH_FOR_CONNECT = 1, AUTH_FOR_CHALLENGE = 2 };
+static void send_connect_now(pc_conn_t *c);
+static void answer_challenge_now(pc_conn_t *c);
+
+static void on_auth_ready(void *arg) {
+    pc_conn_t *c = arg;
+    int what = c->auth_waiting;
+    c->auth_waiting = 0;
+    if (what == AUTH_FOR_CONNECT && c->state == ST_HANDSHAKE)
+        send_connect_now(c);
+    else if (what == AUTH_FOR_CHALLENGE && c->state != ST_CLOSED)
+        answer_challenge_now(c);
+    pc_conn_unref(c);
+}
+
+/*
+ * A provider that fetches over the network (OAuth2) may have nothing to
+ * hand out yet: the connection then waits, holding a reference, until the
+ * provider's fetch ends (the connect timer still runs). 1: go on now.
+ */
+static int auth_ready(pc_conn_t *c, int what, uint64_t challenged_gen) {
+    pc_auth_t *a = c->opts.auth;
+    if (!a || !a->prepare || c->auth_waiting)
+        return !c->auth_waiting;
+    c->auth_wait.done = on_auth_ready;
+    c->auth_wait.arg = c;
+    if (a->prepare(a, c->loop, challenged_gen, &c->auth_wait))
+        return 1;
+    c->auth_waiting = what;
+    pc_conn_ref(c);
+    return 0;
+}
+
 static void send_connect(pc_conn_t *c) {
+    c->state = ST_HANDSHAKE;
+    if (auth_ready(c, AUTH_FOR_CONNECT, 0))
+        send_connect_now(c);
+}
+
+static void send_connect_now(pc_conn_t *c) {
     uint8_t *cred;
     size_t cred_len;
     if (get_credentials(c, &cred, &cred_len))
@@ -436,6 +490,12 @@ static void send_connect(pc_conn_t *c) {
  */
 static void handle_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthChallenge *ch) {
     (void)ch;
+    /* The broker found what this connection sent expired: not that one again. */
+    if (auth_ready(c, AUTH_FOR_CHALLENGE, c->auth_gen))
+        answer_challenge_now(c);
+}
+
+static void answer_challenge_now(pc_conn_t *c) {
     uint8_t *cred;
     size_t cred_len;
     if (get_credentials(c, &cred, &cred_len))
@@ -873,8 +933,9 @@ static void on_resolved(void *arg, struct addrinfo *res, const char *error) {
 static void connect_timeout(void *arg) {
     pc_conn_t *c = arg;
     char m[400];
-    snprintf(m, sizeof m, "connecting to %s timed out after %d ms", c->peer,
-             c->opts.connect_timeout_ms);
+    snprintf(m, sizeof m, "connecting to %s timed out after %d ms%s", c->peer,
+             c->opts.connect_timeout_ms,
+             c->auth_waiting ? " (waiting for the authentication provider's credentials)" : "");
     pc_conn_close(c, PULSARC_ERR_TIMEOUT, m);
 }
 

@@ -17,6 +17,8 @@
 #   client.jwt                 sub=pulsarc-client, no expiry
 #   expired.jwt                sub=pulsarc-client, exp one hour ago
 #   wrong-key.jwt              sub=pulsarc-client, signed with wrong-secret.key
+#   basic-passwords.txt        the broker's basicAuthConf: pulsarc-basic:$apr1$<hash>
+#   basic.password             the password of pulsarc-basic (random)
 # Keys are EC P-256 in PKCS#8 PEM (what the broker's TLS providers read).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
@@ -68,6 +70,10 @@ bash "$mint" secret.key admin > admin.jwt
 bash "$mint" secret.key pulsarc-client > client.jwt
 bash "$mint" secret.key pulsarc-client "$(( $(date +%s) - 3600 ))" > expired.jwt
 bash "$mint" wrong-secret.key pulsarc-client > wrong-key.jwt
+basic_pw="$(head -c 18 /dev/urandom | base64 | tr -d '/+=')"
+printf '%s' "$basic_pw" > basic.password
+printf 'pulsarc-basic:%s\n' "$(printf '%s\n' "$basic_pw" | openssl passwd -apr1 -stdin)" \
+    > basic-passwords.txt
 rm -f ca.srl
 chmod -R go-rwx "$dir"
 log "secrets generated in $dir (mode 0700)"

@@ -2,8 +2,10 @@
  * libFuzzer target: the text parsers a user or a broker controls: service
  * URLs (pc_service_url_parse), "host:port" from lookups
  * (pc_hostport_parse), topic names (pc_topic_parse, then
- * pc_topic_partition_name) and message ids (pulsarc_msgid_parse, then
- * pulsarc_msgid_format).
+ * pc_topic_partition_name), message ids (pulsarc_msgid_parse, then
+ * pulsarc_msgid_format) and the JSON of authParams, OAuth2 key files and
+ * OAuth2 issuers' answers (pc_auth_kv_parse_doc; nested members skipped
+ * when the selector's bit 2 is set).
  *
  * Input: [selector:1][text]; the text is NUL-terminated here. Every
  * parser gets every input whatever the selector; the selector only picks
@@ -15,6 +17,7 @@
 
 #include "core/topic.h"
 #include "core/url.h"
+#include "net/auth_plugin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,6 +44,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char buf[64];
         (void)pulsarc_msgid_format(&id, buf, sizeof buf);
         (void)pulsarc_msgid_format(&id, buf, 1 + (data[0] % 64));
+    }
+    pc_auth_kv_t kv;
+    if (pc_auth_kv_parse_doc(text, "input", data[0] & 4, &kv, err, sizeof err) == PULSARC_OK) {
+        (void)pc_auth_kv_get_str(&kv, "access_token");
+        (void)pc_auth_kv_get(&kv, "expires_in");
+        pc_auth_kv_free(&kv);
     }
     free(text);
     return 0;

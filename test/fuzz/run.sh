@@ -42,7 +42,7 @@ have() { pkg-config --exists "$1" 2>/dev/null; }
 if have openssl; then pkgs+=" openssl"; defs+=" -DPULSARC_WITH_TLS=1"; else skip_re+='|transport_tls|auth_tls'; fi
 if have libcurl && have json-c && [[ -d "$root/lib/admin" ]]; then
   pkgs+=" libcurl json-c"; defs+=" -DPULSARC_WITH_CURL=1"
-else skip_re+='|lib/admin/'; fi
+else skip_re+='|lib/admin/|auth_oauth2'; fi
 if have libzstd; then pkgs+=" libzstd"; defs+=" -DPULSARC_WITH_ZSTD=1"; else skip_re+='|codec_zstd'; fi
 snappy=""
 if [[ -f /usr/include/snappy-c.h ]]; then defs+=" -DPULSARC_WITH_SNAPPY=1"; snappy="-lsnappy"; else skip_re+='|codec_snappy'; fi
