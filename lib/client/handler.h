@@ -3,12 +3,31 @@
  * connection, create the resource there (PRODUCER / SUBSCRIBE), retry with
  * backoff within the creation deadline, and once created reconnect forever
  * when the connection drops or the broker closes the resource.
+ *
+ * Two delay schedules: `backoff` paces attempts that fail to (re)create the
+ * resource and starts over once one succeeds; `flap` paces reconnects after
+ * losing a created resource and starts over only once the resource has
+ * stayed up for PC_HANDLER_HEALTHY_MS, so a broker that accepts and then
+ * drops us at once is retried on a doubling schedule, not in a tight loop.
+ *
+ * Within a run of failed attempts, an attempt that gets further than every
+ * earlier one (a lookup answered after connection failures, a create sent
+ * after failed lookups) starts `backoff` over: the broker has come back, so
+ * the delay grown while it was away no longer applies. Stages only rise, so
+ * this happens at most twice per run and a broker failing always at the
+ * same step is still retried on the doubling schedule.
  */
 #ifndef PC_HANDLER_H
 #define PC_HANDLER_H
 #include "client/client_int.h"
 #include "core/backoff.h"
 #include "net/conn.h"
+
+/* How far an attempt got (PC_HSTAGE_*): lookup answered, create sent on the owner. */
+enum { PC_HSTAGE_NONE = 0, PC_HSTAGE_LOOKED_UP = 1, PC_HSTAGE_CREATE_SENT = 2 };
+
+/* How long a created resource must stay up before a loss counts as isolated. */
+#define PC_HANDLER_HEALTHY_MS 2000
 
 typedef enum { PC_H_CONNECTING, PC_H_READY, PC_H_CLOSING, PC_H_CLOSED } pc_hstate_t;
 
@@ -41,7 +60,11 @@ struct pc_handler {
     int64_t create_deadline;
     uint64_t epoch;          /* bumped on every create attempt */
     int lost_in_create;      /* the broker closed us before answering the create */
-    pc_backoff_t backoff;
+    pc_backoff_t backoff;    /* failed attempts; reset by a creation */
+    pc_backoff_t flap;       /* losses after creation; reset after a healthy period */
+    int64_t ready_at;        /* when the resource was last created */
+    int stage;               /* PC_HSTAGE_* of the attempt under way */
+    int best_stage;          /* furthest stage since the last creation */
     pc_timer_t reconnect_timer;
     /*
      * Set by owners whose create reply can be partial (PRODUCER_SUCCESS with
