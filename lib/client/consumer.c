@@ -115,6 +115,7 @@ static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_fram
     const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
     if (c->h.state != PC_H_READY || conn != c->h.conn || !cm->message_id)
         return;
+    pc_handler_proved(&c->h);
     if (c->seeking) { /* from before the seek: the broker re-sends from the new position */
         pc_consumer_refund(c, 1);
         return;

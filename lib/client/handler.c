@@ -12,9 +12,10 @@
  * Failed attempts (lookup, connect, create) back off on `backoff`, which a
  * creation resets. Losing a created resource waits on `flap` first; that
  * schedule resets only when the resource had been up for
- * PC_HANDLER_HEALTHY_MS, so one isolated loss (a broker restart, a topic
- * unload) reconnects after the initial delay while a broker that keeps
- * dropping us right after the create is retried ever more slowly.
+ * PC_HANDLER_HEALTHY_MS or had carried traffic, so a loss after real work
+ * (a broker restart, a topic unload) reconnects after the initial delay
+ * while a broker that keeps dropping us right after the create is retried
+ * ever more slowly.
  */
 #include "client/handler.h"
 
@@ -71,6 +72,7 @@ void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_clien
     pc_backoff_init(&h->flap, pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
                     pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS));
     h->ready_at = 0;
+    h->proved = 0;
     h->stage = h->best_stage = PC_HSTAGE_NONE;
     pc_timer_init(&h->reconnect_timer, (pc_loop_fn)h_connect, h);
 }
@@ -127,6 +129,7 @@ void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const
         h->state = PC_H_READY;
         h->created_once = 1;
         h->ready_at = pc_now_ms();
+        h->proved = 0;
         h->best_stage = PC_HSTAGE_NONE;
         HTRACE(h, "created");
         pc_backoff_reset(&h->backoff);
@@ -186,7 +189,7 @@ void pc_handler_lost(pc_handler_t *h) {
     HTRACE(h, "connection lost (%s)", h->state == PC_H_READY ? "ready" : "not ready");
     h->conn = NULL;
     if (h->state == PC_H_READY) {
-        if (pc_now_ms() - h->ready_at >= PC_HANDLER_HEALTHY_MS)
+        if (h->proved || pc_now_ms() - h->ready_at >= PC_HANDLER_HEALTHY_MS)
             pc_backoff_reset(&h->flap);
         schedule_reconnect(h, pc_backoff_next(&h->flap));
     } else if (h->state == PC_H_CONNECTING && h->creating) {

@@ -7,8 +7,11 @@
  * Two delay schedules: `backoff` paces attempts that fail to (re)create the
  * resource and starts over once one succeeds; `flap` paces reconnects after
  * losing a created resource and starts over only once the resource has
- * stayed up for PC_HANDLER_HEALTHY_MS, so a broker that accepts and then
- * drops us at once is retried on a doubling schedule, not in a tight loop.
+ * stayed up for PC_HANDLER_HEALTHY_MS or carried traffic (a send receipt, a
+ * message: the owner calls pc_handler_proved), so a broker that accepts and
+ * then drops us at once is retried on a doubling schedule, not in a tight
+ * loop, while a working producer that loses its topic to one unload after
+ * another reconnects after the initial delay every time.
  *
  * Within a run of failed attempts, an attempt that gets further than every
  * earlier one (a lookup answered after connection failures, a create sent
@@ -63,6 +66,7 @@ struct pc_handler {
     pc_backoff_t backoff;    /* failed attempts; reset by a creation */
     pc_backoff_t flap;       /* losses after creation; reset after a healthy period */
     int64_t ready_at;        /* when the resource was last created */
+    int proved;              /* traffic flowed since then */
     int stage;               /* PC_HSTAGE_* of the attempt under way */
     int best_stage;          /* furthest stage since the last creation */
     pc_timer_t reconnect_timer;
@@ -89,6 +93,8 @@ void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const
  * that follows is undone and retried rather than trusted.
  */
 void pc_handler_lost(pc_handler_t *h);
+/* Loop thread: the resource carried traffic since its creation (cheap; call on each). */
+static inline void pc_handler_proved(pc_handler_t *h) { h->proved = 1; }
 /*
  * Loop thread: stop reconnecting; returns the attached connection (now
  * owned by the caller to send its close on) or NULL. State becomes CLOSING.

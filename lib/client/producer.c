@@ -351,6 +351,7 @@ static void handle_receipt(pulsarc_producer_t *p, pc_conn_t *conn,
         pc_conn_close(conn, PULSARC_ERR_PROTOCOL, "receipt out of order; resending");
         return;
     }
+    pc_handler_proved(&p->h);
     /* (-1, -1) means the broker dropped it as a duplicate: still a success. */
     pulsarc_msgid_t id = {-1, -1, p->topic.partition, -1, 0};
     if (r->message_id) {
