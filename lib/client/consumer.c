@@ -317,7 +317,7 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     detach(c);
     pc_conn_attach_consumer(conn, c->id, &consumer_handler, c);
     c->attached = conn;
-    pc_conn_request(conn, &cmd, s.request_id, c->client->op_timeout_ms, pc_handler_created, h);
+    pc_handler_request_create(h, conn, &cmd, s.request_id, c->client->op_timeout_ms);
 }
 
 static void h_ref(pc_handler_t *h) { pc_consumer_ref(PC_CONSUMER_OF_HANDLER(h)); }

@@ -107,6 +107,12 @@ static void create_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
     }
 }
 
+void pc_handler_request_create(pc_handler_t *h, pc_conn_t *conn, const pc_cmd_t *cmd, uint64_t id,
+                               int timeout_ms) {
+    h->create_req = id;
+    pc_conn_request(conn, cmd, id, timeout_ms, pc_handler_created, h);
+}
+
 void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     pc_handler_t *h = arg;
     if (!err && h->state == PC_H_CONNECTING && h->is_partial && f && h->is_partial(f))
@@ -193,7 +199,12 @@ void pc_handler_lost(pc_handler_t *h) {
             pc_backoff_reset(&h->flap);
         schedule_reconnect(h, pc_backoff_next(&h->flap));
     } else if (h->state == PC_H_CONNECTING && h->creating) {
-        h->lost_in_create = 1; /* pc_handler_created retries instead */
+        /* Closed by the broker (a topic unload) with our create in flight:
+         * that create may never be answered, so waiting for its timeout
+         * would stall us for operationTimeoutMs. Retry now instead. */
+        h->lost_in_create = 1;
+        pc_conn_fail_request(h->creating, h->create_req, PULSARC_ERR_DISCONNECTED,
+                             "closed by the broker while being created");
     }
 }
 

@@ -59,6 +59,7 @@ struct pc_handler {
     pc_hstate_t state;
     pc_conn_t *conn;         /* attached connection when READY */
     pc_conn_t *creating;     /* connection the create command is in flight on */
+    uint64_t create_req;     /* its request id */
     int created_once;
     int64_t create_deadline;
     uint64_t epoch;          /* bumped on every create attempt */
@@ -85,12 +86,18 @@ void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_clien
                      const char *topic);
 /* Loop thread: begin the first creation (deadline: operationTimeoutMs). */
 void pc_handler_start(pc_handler_t *h);
-/* Loop thread: the reply callback to pass to pc_conn_request in send_create. */
+/*
+ * Loop thread, from send_create: sends the create command `cmd` (request
+ * id `id`) on conn with its reply going to pc_handler_created.
+ */
+void pc_handler_request_create(pc_handler_t *h, pc_conn_t *conn, const pc_cmd_t *cmd, uint64_t id,
+                               int timeout_ms);
+/* Loop thread: the reply callback of the create request. */
 void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg);
 /*
  * Loop thread: the connection dropped or the broker closed us; reconnect
- * later. While a create is in flight this is remembered, and a success
- * that follows is undone and retried rather than trusted.
+ * later. A create in flight is abandoned at once (the broker that closed
+ * us may never answer it) and retried.
  */
 void pc_handler_lost(pc_handler_t *h);
 /* Loop thread: the resource carried traffic since its creation (cheap; call on each). */

@@ -517,7 +517,7 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     detach(p);
     pc_conn_attach_producer(conn, p->id, &producer_handler, p);
     p->attached = conn;
-    pc_conn_request(conn, &cmd, cp.request_id, timeout, pc_handler_created, h);
+    pc_handler_request_create(h, conn, &cmd, cp.request_id, timeout);
 }
 
 static void h_ref(pc_handler_t *h) { pc_producer_ref(P_OF(h)); }

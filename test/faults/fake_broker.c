@@ -471,7 +471,13 @@ static void dispatch(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
         handle_default(fb, c, cmd);
         conn_flush(fb, c); /* the reply leaves before the close */
         c->dead = 1;
-    } /* PC_FB_IGNORE: nothing */
+    } else if (cmd->type == T(PRODUCER)) { /* PC_FB_IGNORE */
+        /* Unanswered, yet open as far as broker-initiated closes go: a real
+         * broker's unload reaches a producer still being created too. */
+        add_id(c->producers, &c->nprod, cmd->producer->producer_id);
+    } else if (cmd->type == T(SUBSCRIBE)) {
+        add_id(c->consumers, &c->ncons, cmd->subscribe->consumer_id);
+    } /* other PC_FB_IGNORE: nothing */
 }
 
 /* ---------- connections ---------- */

@@ -787,6 +787,35 @@ START_TEST(test_backoff_producer_not_ready) {
 }
 END_TEST
 
+/*
+ * The broker closes a producer whose re-creation it has not answered (an
+ * unload while the topic loads). The client must retry at once instead of
+ * waiting operationTimeoutMs (20 s here) for an answer that never comes;
+ * 10 s is the hang bound.
+ */
+START_TEST(test_close_during_create_retried_at_once) {
+    pc_fb_t *fb = pc_fb_new();
+    const char *kv[] = {"operationTimeoutMs", "20000", NULL};
+    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_producer_t *p = producer_on(c, NULL);
+    ck_assert_int_eq(send_text(p, "one"), PULSARC_OK);
+    pc_fb_rule(fb, T(PRODUCER), PC_FB_IGNORE, 0, NULL, 0, 1);
+    pc_fb_close_producers(fb);
+    ck_assert_msg(pc_fb_wait_cmds(fb, T(PRODUCER), 2, 5000), "producer not re-created");
+    int64_t t0 = mono_ms();
+    pc_fb_close_producers(fb); /* reaches the unanswered create */
+    int again = pc_fb_wait_cmds(fb, T(PRODUCER), 3, 10000);
+    char extra[64];
+    snprintf(extra, sizeof extra, "retry_after_ms=%lld", (long long)(mono_ms() - t0));
+    print_counts("close during create", fb, extra);
+    ck_assert_msg(again, "the create the broker closed was waited for instead of retried");
+    ck_assert_int_eq(send_text(p, "two"), PULSARC_OK);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
 /* After a drop of a long-lived producer, the reconnect takes the initial delay. */
 START_TEST(test_backoff_resets_after_healthy_period) {
     pc_fb_t *fb = pc_fb_new();
@@ -849,6 +878,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_backoff_lookup_not_ready);
     tcase_add_test(tc, test_backoff_producer_not_ready);
     tcase_add_test(tc, test_backoff_resets_after_healthy_period);
+    tcase_add_test(tc, test_close_during_create_retried_at_once);
     suite_add_tcase(s, tc);
     return s;
 }
