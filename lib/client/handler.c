@@ -20,6 +20,7 @@
 #include "client/handler.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,14 +29,16 @@ static void h_connect(pc_handler_t *h);
 
 /* PULSARC_DEBUG=reconnect traces every step of the cycle with a monotonic
  * timestamp, per handle (topic and address): where a reconnect spends its
- * time. Read once. */
+ * time. Read once (atomically: every client's loop thread may ask). */
 static int trace_on(void) {
-    static int on = -1;
-    if (on < 0) {
+    static _Atomic int on = -1;
+    int v = atomic_load(&on);
+    if (v < 0) {
         const char *d = getenv("PULSARC_DEBUG");
-        on = d && strstr(d, "reconnect") != NULL;
+        v = d && strstr(d, "reconnect") != NULL;
+        atomic_store(&on, v);
     }
-    return on;
+    return v;
 }
 
 #define HTRACE(h, ...)                                                                      \
@@ -51,8 +54,9 @@ __attribute__((format(printf, 2, 3))) static void htrace(const pc_handler_t *h, 
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "pulsarc: %lld.%03lld %p %s: %s\n", (long long)(pc_now_ms() / 1000),
-            (long long)(pc_now_ms() % 1000), (const void *)h, h->topic, line);
+    int64_t now = pc_now_ms();
+    fprintf(stderr, "pulsarc: %lld.%03lld %p %s: %s\n", (long long)(now / 1000),
+            (long long)(now % 1000), (const void *)h, h->topic, line);
 }
 
 void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_client_t *c,
