@@ -115,6 +115,7 @@ static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_fram
     const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
     if (c->h.state != PC_H_READY || conn != c->h.conn || !cm->message_id)
         return;
+    pc_handler_proved(&c->h);
     if (c->seeking) { /* from before the seek: the broker re-sends from the new position */
         pc_consumer_refund(c, 1);
         return;
@@ -316,7 +317,7 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     detach(c);
     pc_conn_attach_consumer(conn, c->id, &consumer_handler, c);
     c->attached = conn;
-    pc_conn_request(conn, &cmd, s.request_id, c->client->op_timeout_ms, pc_handler_created, h);
+    pc_handler_request_create(h, conn, &cmd, s.request_id, c->client->op_timeout_ms);
 }
 
 static void h_ref(pc_handler_t *h) { pc_consumer_ref(PC_CONSUMER_OF_HANDLER(h)); }

@@ -3,12 +3,34 @@
  * connection, create the resource there (PRODUCER / SUBSCRIBE), retry with
  * backoff within the creation deadline, and once created reconnect forever
  * when the connection drops or the broker closes the resource.
+ *
+ * Two delay schedules: `backoff` paces attempts that fail to (re)create the
+ * resource and starts over once one succeeds; `flap` paces reconnects after
+ * losing a created resource and starts over only once the resource has
+ * stayed up for PC_HANDLER_HEALTHY_MS or carried traffic (a send receipt, a
+ * message: the owner calls pc_handler_proved), so a broker that accepts and
+ * then drops us at once is retried on a doubling schedule, not in a tight
+ * loop, while a working producer that loses its topic to one unload after
+ * another reconnects after the initial delay every time.
+ *
+ * Within a run of failed attempts, an attempt that gets further than every
+ * earlier one (a lookup answered after connection failures, a create sent
+ * after failed lookups) starts `backoff` over: the broker has come back, so
+ * the delay grown while it was away no longer applies. Stages only rise, so
+ * this happens at most twice per run and a broker failing always at the
+ * same step is still retried on the doubling schedule.
  */
 #ifndef PC_HANDLER_H
 #define PC_HANDLER_H
 #include "client/client_int.h"
 #include "core/backoff.h"
 #include "net/conn.h"
+
+/* How far an attempt got (PC_HSTAGE_*): lookup answered, create sent on the owner. */
+enum { PC_HSTAGE_NONE = 0, PC_HSTAGE_LOOKED_UP = 1, PC_HSTAGE_CREATE_SENT = 2 };
+
+/* How long a created resource must stay up before a loss counts as isolated. */
+#define PC_HANDLER_HEALTHY_MS 2000
 
 typedef enum { PC_H_CONNECTING, PC_H_READY, PC_H_CLOSING, PC_H_CLOSED } pc_hstate_t;
 
@@ -37,11 +59,17 @@ struct pc_handler {
     pc_hstate_t state;
     pc_conn_t *conn;         /* attached connection when READY */
     pc_conn_t *creating;     /* connection the create command is in flight on */
+    uint64_t create_req;     /* its request id */
     int created_once;
     int64_t create_deadline;
     uint64_t epoch;          /* bumped on every create attempt */
     int lost_in_create;      /* the broker closed us before answering the create */
-    pc_backoff_t backoff;
+    pc_backoff_t backoff;    /* failed attempts; reset by a creation */
+    pc_backoff_t flap;       /* losses after creation; reset after a healthy period */
+    int64_t ready_at;        /* when the resource was last created */
+    int proved;              /* traffic flowed since then */
+    int stage;               /* PC_HSTAGE_* of the attempt under way */
+    int best_stage;          /* furthest stage since the last creation */
     pc_timer_t reconnect_timer;
     /*
      * Set by owners whose create reply can be partial (PRODUCER_SUCCESS with
@@ -58,14 +86,22 @@ void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_clien
                      const char *topic);
 /* Loop thread: begin the first creation (deadline: operationTimeoutMs). */
 void pc_handler_start(pc_handler_t *h);
-/* Loop thread: the reply callback to pass to pc_conn_request in send_create. */
+/*
+ * Loop thread, from send_create: sends the create command `cmd` (request
+ * id `id`) on conn with its reply going to pc_handler_created.
+ */
+void pc_handler_request_create(pc_handler_t *h, pc_conn_t *conn, const pc_cmd_t *cmd, uint64_t id,
+                               int timeout_ms);
+/* Loop thread: the reply callback of the create request. */
 void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg);
 /*
  * Loop thread: the connection dropped or the broker closed us; reconnect
- * later. While a create is in flight this is remembered, and a success
- * that follows is undone and retried rather than trusted.
+ * later. A create in flight is abandoned at once (the broker that closed
+ * us may never answer it) and retried.
  */
 void pc_handler_lost(pc_handler_t *h);
+/* Loop thread: the resource carried traffic since its creation (cheap; call on each). */
+static inline void pc_handler_proved(pc_handler_t *h) { h->proved = 1; }
 /*
  * Loop thread: stop reconnecting; returns the attached connection (now
  * owned by the caller to send its close on) or NULL. State becomes CLOSING.

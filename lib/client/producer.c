@@ -351,6 +351,7 @@ static void handle_receipt(pulsarc_producer_t *p, pc_conn_t *conn,
         pc_conn_close(conn, PULSARC_ERR_PROTOCOL, "receipt out of order; resending");
         return;
     }
+    pc_handler_proved(&p->h);
     /* (-1, -1) means the broker dropped it as a duplicate: still a success. */
     pulsarc_msgid_t id = {-1, -1, p->topic.partition, -1, 0};
     if (r->message_id) {
@@ -516,7 +517,7 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     detach(p);
     pc_conn_attach_producer(conn, p->id, &producer_handler, p);
     p->attached = conn;
-    pc_conn_request(conn, &cmd, cp.request_id, timeout, pc_handler_created, h);
+    pc_handler_request_create(h, conn, &cmd, cp.request_id, timeout);
 }
 
 static void h_ref(pc_handler_t *h) { pc_producer_ref(P_OF(h)); }

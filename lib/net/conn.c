@@ -348,6 +348,15 @@ void pc_conn_request(pc_conn_t *c, const pc_cmd_t *cmd, uint64_t id, int timeout
     }
 }
 
+int pc_conn_fail_request(pc_conn_t *c, uint64_t id, pulsarc_err_t err, const char *msg) {
+    request_t *r = take_request(c, id);
+    if (!r)
+        return 0;
+    r->cb(r->arg, err, NULL, msg);
+    free(r);
+    return 1;
+}
+
 /* ---------- attachments ---------- */
 
 static void attach(attached_t **list, uint64_t id, const pc_conn_handler_t *h, void *obj) {

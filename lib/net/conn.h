@@ -72,6 +72,12 @@ pulsarc_err_t pc_conn_send_raw(pc_conn_t *c, const uint8_t *data, size_t len);
 /* Sends cmd (whose request_id field must equal id) and routes the reply to cb. */
 void pc_conn_request(pc_conn_t *c, const pc_cmd_t *cmd, uint64_t id, int timeout_ms,
                      pc_req_cb cb, void *arg);
+/*
+ * Completes pending request id now with err (its callback runs before this
+ * returns); a reply that comes later is dropped like one after a timeout.
+ * Returns 0 when no such request is pending.
+ */
+int pc_conn_fail_request(pc_conn_t *c, uint64_t id, pulsarc_err_t err, const char *msg);
 
 void pc_conn_attach_producer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj);
 void pc_conn_attach_consumer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj);

@@ -431,6 +431,13 @@ static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
 
 /* ---------- rules ---------- */
 
+/* A well-sized frame whose command bytes are not a BaseCommand. */
+static void put_garbage(fconn_t *c) {
+    static const uint8_t junk[] = {0, 0, 0, 12, 0, 0, 0, 8, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0xff, 0xff};
+    pc_buf_append(&c->out, junk, sizeof junk);
+}
+
 /* The rule that takes this command, or NULL. Counts what it sees. */
 static rule_t *match_rule(pc_fb_t *fb, int type) {
     for (int i = 0; i < fb->nrules; i++) {
@@ -460,7 +467,21 @@ static void dispatch(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
     } else if (r->action == PC_FB_REDIRECT && cmd->type == T(LOOKUP)) {
         reply_lookup(fb, c, cmd->lookuptopic->request_id,
                      PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect, 0, NULL);
-    } /* PC_FB_IGNORE: nothing */
+    } else if (r->action == PC_FB_CLOSE) {
+        c->dead = 1; /* reap() closes it, unanswered */
+    } else if (r->action == PC_FB_GARBAGE) {
+        put_garbage(c);
+    } else if (r->action == PC_FB_REPLY_CLOSE) {
+        handle_default(fb, c, cmd);
+        conn_flush(fb, c); /* the reply leaves before the close */
+        c->dead = 1;
+    } else if (cmd->type == T(PRODUCER)) { /* PC_FB_IGNORE */
+        /* Unanswered, yet open as far as broker-initiated closes go: a real
+         * broker's unload reaches a producer still being created too. */
+        add_id(c->producers, &c->nprod, cmd->producer->producer_id);
+    } else if (cmd->type == T(SUBSCRIBE)) {
+        add_id(c->consumers, &c->ncons, cmd->subscribe->consumer_id);
+    } /* other PC_FB_IGNORE: nothing */
 }
 
 /* ---------- connections ---------- */

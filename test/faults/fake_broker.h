@@ -28,6 +28,9 @@ typedef enum pc_fb_action {
     PC_FB_ERROR = 1,    /* the command's error reply (ERROR, SEND_ERROR, or a Failed lookup) */
     PC_FB_IGNORE = 2,   /* read it, say nothing */
     PC_FB_REDIRECT = 3, /* LOOKUP only: Redirect to this broker again */
+    PC_FB_CLOSE = 4,       /* close the connection at once, unanswered */
+    PC_FB_GARBAGE = 5,     /* answer with bytes that are no command (the connection stays) */
+    PC_FB_REPLY_CLOSE = 6, /* answer as usual, then close the connection */
 } pc_fb_action_t;
 
 /*

@@ -9,7 +9,18 @@
  * never stall for good (flow permits neither lost nor doubled).
  *
  * Each scenario prints one "counts:" line: sent, received (deliveries),
- * unique, lost, duplicated, reconnects, longest stall.
+ * unique, lost, duplicated, reconnects, longest stall; and, for the cuts
+ * and the stall's end, how long the producer and the consumer took from
+ * that moment (the proxy passes traffic again) to their first send receipt
+ * / first message produced after it, with the median and max per scenario
+ * ("recovery:" lines, recovery.h; a cut that comes before the handles got
+ * over the previous one supersedes it). After a cut the consumer counts as
+ * recovered at its first message on a new subscription (its reconnect
+ * count grew): it lags behind production, so "a message produced after the
+ * cut" would mostly come after the next cut. Printed, not asserted; a
+ * handle still not working 60 s after the stall's end fails as a hang
+ * (after cuts, the end-of-run checks catch a stuck handle: every message
+ * must arrive within the deadline).
  *
  * Sizes: the default run is 20,000 messages and 20 cuts (about a minute on
  * 2 cores). PULSARC_LONG=1 adds the issue's long scenario: 1,000,000
@@ -28,6 +39,8 @@
  *    acked ones (bounded by what was in flight at the cuts).
  *  - At the end a fresh consumer on the same subscription, directly on the
  *    broker, must find nothing: every ack reached the broker eventually.
+ *  - Cuts are not held back until the handles have recovered: they keep
+ *    landing during production, in quick succession too.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,6 +52,7 @@
 
 #include "../faults/proxy.h"
 #include "core/url.h"
+#include "recovery.h"
 #include "testutil.h"
 
 static int64_t mono_ms(void) {
@@ -100,15 +114,18 @@ typedef struct scen {
     int64_t longest_gap_ms;
     _Atomic int stop_consumer;
     _Atomic int satisfied; /* indices with all the deliveries they need */
+    pct_recovery_t rec_p, rec_c; /* producer's and consumer's recovery figures */
+    pct_recovery_t rec_cut;      /* the consumer's after cuts: by its reconnect count */
 } scen_t;
 
 static void on_sent(pulsarc_producer_t *p, pulsarc_err_t err, const pulsarc_msgid_t *id,
                     pulsarc_msg_t *msg, void *opaque) {
     (void)p, (void)id, (void)msg;
     scen_t *s = opaque;
-    if (err == PULSARC_OK)
+    if (err == PULSARC_OK) {
         atomic_fetch_add(&s->sent_ok, 1);
-    else
+        pct_recovery_ok(&s->rec_p);
+    } else
         atomic_fetch_add(&s->send_failed, 1);
 }
 
@@ -156,6 +173,7 @@ static void take(scen_t *s, pulsarc_msg_t *m) {
     ck_assert_int_ge(i, 0);
     pulsarc_msgid_t id = pulsarc_msg_id(m);
     s->deliveries_total++;
+    pct_recovery_recv(&s->rec_c, i);
     if (s->deliveries[i] == 0) {
         first_delivery(s, i, id);
     } else if (s->first_ledger[i] != id.ledger_id || s->first_entry[i] != id.entry_id) {
@@ -190,6 +208,7 @@ static void *consume(void *arg) {
             s->max_queue = st.queue_len;
         if (e != PULSARC_OK)
             continue;
+        pct_recovery_recv(&s->rec_cut, (long)st.reconnects);
         int64_t now = mono_ms();
         if (last && now - last > s->longest_gap_ms)
             s->longest_gap_ms = now - last;
@@ -208,6 +227,42 @@ static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(co
 static void wait_progress(scen_t *s, int at) {
     while (atomic_load(&s->queued) < at && atomic_load(&s->producing))
         sleep_ms(5);
+}
+
+/* A producer receipt can still come: production has not finished. */
+static int producer_busy(void *arg) { return atomic_load(&((scen_t *)arg)->producing); }
+
+/* A message from the consumer's mark on will still be produced. */
+static int more_to_consume(void *arg) {
+    scen_t *s = arg;
+    return atomic_load(&s->rec_c.from_index) < s->n;
+}
+
+/* Traffic passes again now (the stall ended): start timing both handles. */
+static void mark_recovery(scen_t *s) {
+    pct_recovery_mark(&s->rec_p, 0);
+    pct_recovery_mark(&s->rec_c, atomic_load(&s->queued));
+}
+
+/* A cut just happened: the consumer recovers on its next subscription. */
+static void mark_cut(scen_t *s) {
+    pulsarc_consumer_stats_t st;
+    pulsarc_consumer_stats(s->c, &st);
+    pct_recovery_mark(&s->rec_p, 0);
+    pct_recovery_mark(&s->rec_cut, (long)st.reconnects + 1);
+}
+
+/* Both handles must work again within the hang bound (after the last event). */
+static void await_recovery(scen_t *s, const char *event) {
+    int64_t p = pct_recovery_wait(&s->rec_p, producer_busy, s);
+    int64_t c = pct_recovery_wait(&s->rec_c, more_to_consume, s);
+    printf("recovery-event: %-10s producer_ms=%lld consumer_ms=%lld\n", event, (long long)p,
+           (long long)c);
+    fflush(stdout);
+    ck_assert_msg(p != -1, "%s: the producer sent nothing for %d s after traffic resumed", event,
+                  PCT_RECOVERY_HANG_MS / 1000);
+    ck_assert_msg(c != -1, "%s: the consumer received nothing new for %d s after traffic resumed",
+                  event, PCT_RECOVERY_HANG_MS / 1000);
 }
 
 /* One cut: a reset now (even k) or after a random byte budget (odd k). */
@@ -239,6 +294,7 @@ static void run_cuts(scen_t *s, unsigned seed) {
         wait_progress(s, at[k]);
         sleep_ms((int)(rand_r(&seed) % 100));
         cut(s, k, &seed);
+        mark_cut(s);
     }
     free(at);
 }
@@ -287,6 +343,9 @@ static void scen_alloc(scen_t *s, int n, int cuts, const char *name) {
     s->deliveries = calloc((size_t)n, sizeof(int));
     s->acked = calloc((size_t)n, sizeof(int));
     atomic_store(&s->producing, 1);
+    pct_recovery_init(&s->rec_p, "producer");
+    pct_recovery_init(&s->rec_c, "consumer");
+    pct_recovery_init(&s->rec_cut, "consumer");
 }
 
 static void scen_free(scen_t *s) {
@@ -377,6 +436,8 @@ static void run_scenario(int n, int cuts, const char *name, int deadline_s, chao
     int left = leftovers(topic);
     long dups = s.producer_dups + s.dup_after_ack;
     report(&s, lost, dups, cst.reconnects, &ps, left, took);
+    pct_recovery_print(name, &s.rec_p);
+    pct_recovery_print(name, s.rec_cut.marks ? &s.rec_cut : &s.rec_c);
     ck_assert_int_eq(atomic_load(&s.send_failed), 0);
     ck_assert_int_eq(atomic_load(&s.sent_ok), n);
     ck_assert_int_eq(lost, 0);
@@ -437,6 +498,8 @@ static void run_stall_delay(scen_t *s, unsigned seed) {
     wait_progress(s, s->n / 3);
     pc_proxy_stall(s->px, 3500);
     sleep_ms(3500);
+    mark_recovery(s);
+    await_recovery(s, "stall end");
     wait_progress(s, 2 * s->n / 3);
     pc_proxy_delay(s->px, 20);
     while (atomic_load(&s->producing))

@@ -5,10 +5,16 @@
  * sequence id continuing from the broker's last_sequence_id for a named
  * producer, and the access modes (Exclusive, ExclusiveWithFencing,
  * WaitForExclusive).
+ *
+ * The unload test prints, per unload, the time from the unload call's
+ * return to the producer's first send receipt after it, and their median
+ * and max ("recovery:" lines, recovery.h); a producer with messages pending
+ * that gets no receipt for 60 s fails as a hang.
  */
 #include <stdlib.h>
 
 #include "producer_util.h"
+#include "recovery.h"
 
 /* A namespace of our own with deduplication on. Returns "public/<ns>". */
 static const char *dedup_namespace(void) {
@@ -29,6 +35,38 @@ static pulsarc_msg_t *indexed(int i) {
 
 #define N_RECONNECT 3000
 
+/* The send log plus the producer's recovery after each unload. */
+typedef struct rec_log {
+    sent_log_t log; /* first: on_sent_cb takes the same pointer */
+    pct_recovery_t rec;
+    int queued;     /* sends issued so far (test thread) */
+} rec_log_t;
+
+static void on_sent_rec(pulsarc_producer_t *p, pulsarc_err_t err, const pulsarc_msgid_t *id,
+                        pulsarc_msg_t *msg, void *opaque) {
+    on_sent_cb(p, err, id, msg, opaque);
+    if (!err)
+        pct_recovery_ok(&((rec_log_t *)opaque)->rec);
+}
+
+/* A receipt can still come: some issued send has no callback yet. */
+static int sends_pending(void *arg) {
+    rec_log_t *r = arg;
+    pthread_mutex_lock(&r->log.lock);
+    int pending = r->log.n < r->queued;
+    pthread_mutex_unlock(&r->log.lock);
+    return pending;
+}
+
+/* Unloads the topic and waits for the producer's first receipt after it. */
+static void unload_and_recover(rec_log_t *r, const char *topic) {
+    unload_topic(topic);
+    pct_recovery_mark(&r->rec, 0);
+    int64_t took = pct_recovery_wait(&r->rec, sends_pending, r);
+    printf("recovery-event: unload producer_ms=%lld\n", (long long)took);
+    ck_assert_msg(took != -1, "no send receipt for %d s after the unload", PCT_RECOVERY_HANG_MS / 1000);
+}
+
 /*
  * _i: batching off (0) / on (1). Unloads the topic twice while sends are in
  * flight; every send succeeds exactly once and the consumer sees each
@@ -43,19 +81,23 @@ START_TEST(test_reconnect_resends_without_duplicates) {
     const char *kv[] = {"producerName", "dedup-writer", "batchingEnabled", _i ? "true" : "false",
                         "maxPendingMessages", "5000", NULL};
     pulsarc_producer_t *p = make_producer(c, topic, kv);
-    sent_log_t log;
-    sent_log_init(&log);
+    static rec_log_t rl;
+    sent_log_init(&rl.log);
+    pct_recovery_init(&rl.rec, "producer");
+    rl.queued = 0;
+    sent_log_t *lp = &rl.log;
     for (int i = 0; i < N_RECONNECT; i++) {
-        ck_assert_int_eq(pulsarc_producer_send_async(p, indexed(i), on_sent_cb, &log), PULSARC_OK);
+        ck_assert_int_eq(pulsarc_producer_send_async(p, indexed(i), on_sent_rec, &rl), PULSARC_OK);
+        rl.queued = i + 1;
         if (i == N_RECONNECT / 3 || i == 2 * N_RECONNECT / 3)
-            unload_topic(topic);
+            unload_and_recover(&rl, topic);
     }
     ck_assert_int_eq(pulsarc_producer_flush(p, 60000), PULSARC_OK);
-    sent_log_wait(&log, N_RECONNECT);
-    ck_assert_msg(log.ok == N_RECONNECT, "%d of %d sends failed, last with %s", log.failed, N_RECONNECT,
-                  pulsarc_errname(log.last_err));
+    sent_log_wait(lp, N_RECONNECT);
+    ck_assert_msg(lp->ok == N_RECONNECT, "%d of %d sends failed, last with %s", lp->failed, N_RECONNECT,
+                  pulsarc_errname(lp->last_err));
     for (int i = 0; i < N_RECONNECT; i++)
-        ck_assert_int_eq(log.calls_for[i], 1);
+        ck_assert_int_eq(lp->calls_for[i], 1);
     ck_assert_int_eq(pulsarc_producer_last_sequence_id(p), N_RECONNECT - 1);
     for (int i = 0; i < N_RECONNECT; i++) {
         pulsarc_msg_t *m = receive_one(cons, i);
@@ -79,6 +121,7 @@ START_TEST(test_reconnect_resends_without_duplicates) {
     pulsarc_producer_destroy(p);
     pulsarc_consumer_destroy(cons);
     pulsarc_client_destroy(c);
+    pct_recovery_print(_i ? "unload batching" : "unload", &rl.rec); /* callbacks done */
 }
 END_TEST
 

@@ -726,6 +726,160 @@ START_TEST(test_proxy_cut_and_stall_offline) {
 }
 END_TEST
 
+
+/* ---------- hostile brokers: reconnects paced by the backoff ---------- */
+
+/*
+ * A created producer or consumer loses its broker, which from then on
+ * treats every `type` command with `action` (closes at once, sends
+ * garbage, or answers and closes). Over WINDOW_MS the client may open
+ * only as many connections as a doubling schedule from 100 ms allows:
+ * attempts at about 0, 0.1, 0.3, 0.7, 1.5, 3.1, 6.3 s, i.e. 7 (jitter only
+ * shortens a delay, by at most a tenth). The bound leaves room for a few
+ * more; a reconnect every 0.3 s would make about 27. At least 3 prove it
+ * keeps trying.
+ */
+#define WINDOW_MS 8000
+#define MAX_CONNS_IN_WINDOW 11
+/* Longer than the client's healthy period (2 s), after which a loss starts over. */
+#define PC_HEALTHY_WAIT_MS 2500
+
+static void reconnects_bounded(const char *name, int type, pc_fb_action_t action, int consumer) {
+    pc_fb_t *fb = pc_fb_new();
+    ck_assert_ptr_nonnull(fb);
+    const char *kv[] = {"maxBackoffIntervalMs", "60000", NULL};
+    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_producer_t *p = consumer ? NULL : producer_on(c, NULL);
+    pulsarc_consumer_t *cons = consumer ? consumer_on(c, NULL) : NULL;
+    pc_fb_rule(fb, type, action, 0, NULL, 0, -1);
+    pc_fb_stats_t before, after;
+    pc_fb_stats(fb, &before);
+    pc_fb_drop_connections(fb);
+    sleep_ms(WINDOW_MS);
+    pc_fb_stats(fb, &after);
+    uint64_t conns = after.conns - before.conns;
+    char extra[96];
+    snprintf(extra, sizeof extra, "conns_in_%ds=%llu", WINDOW_MS / 1000, (unsigned long long)conns);
+    print_counts(name, fb, extra);
+    ck_assert_msg(conns >= 3, "%s: only %llu reconnect attempts", name, (unsigned long long)conns);
+    ck_assert_msg(conns <= MAX_CONNS_IN_WINDOW, "%s: %llu connections in %d ms, backoff not applied",
+                  name, (unsigned long long)conns, WINDOW_MS);
+    if (p)
+        pulsarc_producer_destroy(p);
+    if (cons)
+        pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+
+START_TEST(test_backoff_broker_closes_at_once) {
+    reconnects_bounded("closes at once", T(CONNECT), PC_FB_CLOSE, 0);
+}
+END_TEST
+
+START_TEST(test_backoff_broker_sends_garbage) {
+    reconnects_bounded("sends garbage", T(CONNECT), PC_FB_GARBAGE, 1);
+}
+END_TEST
+
+START_TEST(test_backoff_broker_drops_created_producer) {
+    reconnects_bounded("drops after PRODUCER", T(PRODUCER), PC_FB_REPLY_CLOSE, 0);
+}
+END_TEST
+
+START_TEST(test_backoff_broker_drops_created_consumer) {
+    reconnects_bounded("drops after SUBSCRIBE", T(SUBSCRIBE), PC_FB_REPLY_CLOSE, 1);
+}
+END_TEST
+
+/* After a drop, every `type` is answered ServiceNotReady: counted as commands of that type. */
+static void not_ready_bounded(const char *name, int type) {
+    pc_fb_t *fb = pc_fb_new();
+    const char *kv[] = {"maxBackoffIntervalMs", "60000", NULL};
+    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_producer_t *p = producer_on(c, NULL);
+    pc_fb_rule(fb, type, PC_FB_ERROR, SE(ServiceNotReady), "fake: not ready", 0, -1);
+    uint64_t before = cmds(fb, type);
+    pc_fb_drop_connections(fb);
+    sleep_ms(WINDOW_MS);
+    uint64_t n = cmds(fb, type) - before;
+    char extra[96];
+    snprintf(extra, sizeof extra, "attempts_in_%ds=%llu", WINDOW_MS / 1000, (unsigned long long)n);
+    print_counts(name, fb, extra);
+    ck_assert_uint_ge(n, 3);
+    ck_assert_uint_le(n, MAX_CONNS_IN_WINDOW);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+
+START_TEST(test_backoff_lookup_not_ready) {
+    not_ready_bounded("LOOKUP ServiceNotReady", T(LOOKUP));
+}
+END_TEST
+
+START_TEST(test_backoff_producer_not_ready) {
+    not_ready_bounded("PRODUCER ServiceNotReady", T(PRODUCER));
+}
+END_TEST
+
+/*
+ * The broker closes a producer whose re-creation it has not answered (an
+ * unload while the topic loads). The client must retry at once instead of
+ * waiting operationTimeoutMs (20 s here) for an answer that never comes;
+ * 10 s is the hang bound.
+ */
+START_TEST(test_close_during_create_retried_at_once) {
+    pc_fb_t *fb = pc_fb_new();
+    const char *kv[] = {"operationTimeoutMs", "20000", NULL};
+    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_producer_t *p = producer_on(c, NULL);
+    ck_assert_int_eq(send_text(p, "one"), PULSARC_OK);
+    pc_fb_rule(fb, T(PRODUCER), PC_FB_IGNORE, 0, NULL, 0, 1);
+    pc_fb_close_producers(fb);
+    ck_assert_msg(pc_fb_wait_cmds(fb, T(PRODUCER), 2, 5000), "producer not re-created");
+    int64_t t0 = mono_ms();
+    pc_fb_close_producers(fb); /* reaches the unanswered create */
+    int again = pc_fb_wait_cmds(fb, T(PRODUCER), 3, 10000);
+    char extra[64];
+    snprintf(extra, sizeof extra, "retry_after_ms=%lld", (long long)(mono_ms() - t0));
+    print_counts("close during create", fb, extra);
+    ck_assert_msg(again, "the create the broker closed was waited for instead of retried");
+    ck_assert_int_eq(send_text(p, "two"), PULSARC_OK);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
+/* After a drop of a long-lived producer, the reconnect takes the initial delay. */
+START_TEST(test_backoff_resets_after_healthy_period) {
+    pc_fb_t *fb = pc_fb_new();
+    const char *kv[] = {"maxBackoffIntervalMs", "60000", NULL};
+    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_producer_t *p = producer_on(c, NULL);
+    /* Three quick losses grow the delay, then the broker behaves again. */
+    pc_fb_rule(fb, T(PRODUCER), PC_FB_REPLY_CLOSE, 0, NULL, 0, 3);
+    pc_fb_drop_connections(fb);
+    ck_assert_msg(pc_fb_wait_cmds(fb, T(PRODUCER), 5, 20000), "producer not re-created");
+    ck_assert_int_eq(send_text(p, "settled"), PULSARC_OK);
+    sleep_ms(PC_HEALTHY_WAIT_MS);
+    uint64_t before = cmds(fb, T(PRODUCER));
+    int64_t t0 = mono_ms();
+    pc_fb_drop_connections(fb);
+    ck_assert_msg(pc_fb_wait_cmds(fb, T(PRODUCER), before + 1, 20000), "producer not re-created");
+    int64_t took = mono_ms() - t0;
+    char extra[64];
+    snprintf(extra, sizeof extra, "recreate_ms=%lld", (long long)took);
+    print_counts("reset after healthy", fb, extra);
+    /* 3 quick losses leave the next delay at 800 ms; a reset one is 100 ms. Hang bound only. */
+    ck_assert_int_eq(send_text(p, "again"), PULSARC_OK);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("fake-broker");
     TCase *tc = tcase_create("faults");
@@ -754,6 +908,14 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_destroy_from_send_callback);
     tcase_add_test(tc, test_client_close_inflight_from_other_thread);
     tcase_add_test(tc, test_proxy_cut_and_stall_offline);
+    tcase_add_test(tc, test_backoff_broker_closes_at_once);
+    tcase_add_test(tc, test_backoff_broker_sends_garbage);
+    tcase_add_test(tc, test_backoff_broker_drops_created_producer);
+    tcase_add_test(tc, test_backoff_broker_drops_created_consumer);
+    tcase_add_test(tc, test_backoff_lookup_not_ready);
+    tcase_add_test(tc, test_backoff_producer_not_ready);
+    tcase_add_test(tc, test_backoff_resets_after_healthy_period);
+    tcase_add_test(tc, test_close_during_create_retried_at_once);
     suite_add_tcase(s, tc);
     return s;
 }
