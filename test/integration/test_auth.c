@@ -174,6 +174,9 @@ static void publisher_since(const char *topic, char *out, size_t len) {
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+    /* On a cluster the stats come from the owner: a redirect to follow. */
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
     ck_assert_int_eq(curl_easy_perform(h), CURLE_OK);
     curl_easy_cleanup(h);
     const char *p = strstr(body, "\"connectedSince\":\"");

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Usage: via.sh broker|proxy CMD [ARGS...]   (inside run-with-cluster.sh)
+#
+# Runs CMD with the standalone harness's variables pointed at the cluster:
+#   broker  PULSAR_SERVICE_URL / PULSAR_ADMIN_URL and their TLS forms are
+#           broker 1's; topics owned by brokers 2 and 3 are reached through
+#           lookup redirects.
+#   proxy   they are the pulsar-proxy's (binary and HTTP, plain and TLS):
+#           every lookup is answered through it and every connection goes
+#           via it.
+# PULSARC_CLUSTER_VIA says which, for suites that care.
+set -euo pipefail
+(( $# >= 2 )) || { echo "usage: $0 broker|proxy CMD [ARGS...]" >&2; exit 2; }
+[[ -n "${PULSARC_CLUSTER_PROXY_URL:-}" ]] || { echo "via.sh: run it under test/cluster/run-with-cluster.sh" >&2; exit 2; }
+case "$1" in
+    broker)
+        export PULSAR_SERVICE_URL="$PULSARC_CLUSTER_BROKER_URL"
+        export PULSAR_ADMIN_URL="$PULSARC_CLUSTER_BROKER_ADMIN_URL"
+        export PULSAR_SERVICE_URL_TLS="$PULSARC_CLUSTER_BROKER_URL_TLS"
+        export PULSAR_ADMIN_URL_TLS="$PULSARC_CLUSTER_BROKER_ADMIN_URL_TLS" ;;
+    proxy)
+        export PULSAR_SERVICE_URL="$PULSARC_CLUSTER_PROXY_URL"
+        export PULSAR_ADMIN_URL="$PULSARC_CLUSTER_PROXY_ADMIN_URL"
+        export PULSAR_SERVICE_URL_TLS="$PULSARC_CLUSTER_PROXY_URL_TLS"
+        export PULSAR_ADMIN_URL_TLS="$PULSARC_CLUSTER_PROXY_ADMIN_URL_TLS" ;;
+    *) echo "via.sh: broker or proxy, not $1" >&2; exit 2 ;;
+esac
+export PULSARC_CLUSTER_VIA="$1"
+shift
+exec "$@"
