@@ -13,7 +13,10 @@
  *    broker; the proxy's own connection table lists the client's
  *    connections it carries (all but the one used for lookups only), to more
  *    than one broker, and its lookup counter grew by every partition's
- *    lookup.
+ *    lookup;
+ *  - HTTP lookup: broker 1's http:// URL as the service URL does all of the
+ *    first test; its https:// URL too, with the test CA, and a wrong CA is
+ *    a TLS error.
  * The service URL of the first test is $PULSAR_SERVICE_URL (broker 1 or the
  * proxy, as via.sh set it); the other two name their entry point.
  * Ownership comes from the brokers' HTTP lookup (/lookup/v2/topic/...), read
@@ -448,6 +451,55 @@ START_TEST(test_proxy_carries_every_connection) {
 }
 END_TEST
 
+/* ---- HTTP lookup: an http:// or https:// service URL ---- */
+
+static pulsarc_client_t *client_at(const char *url, const char *const *more) {
+    pulsarc_conf_t *conf = pct_conf(more);
+    char err[512];
+    ck_assert(pulsarc_conf_set(conf, "serviceUrl", url, err, sizeof err) == PULSARC_OK);
+    pulsarc_client_t *c = NULL;
+    pulsarc_err_t e = pulsarc_client_new(conf, &c, err, sizeof err);
+    pulsarc_conf_destroy(conf);
+    ck_assert_msg(e == PULSARC_OK, "client on %s: %s", url, err);
+    return c;
+}
+
+static const char *secret(const char *name) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", cluster_env("PULSARC_TEST_SECRETS"), name);
+    return path;
+}
+
+/* Broker 1's HTTP URL as the service URL: partition metadata, lookups
+ * redirected to the other brokers, all 12 partitions produced and consumed. */
+START_TEST(test_http_service_url) {
+    const char *topic = pct_topic("cluster-http");
+    pct_create_partitioned(topic, NPARTS);
+    pulsarc_client_t *c = client_at(cluster_env("PULSARC_CLUSTER_BROKER_ADMIN_URL"), NULL);
+    produce_consume_keyed(c, topic);
+    pulsarc_client_destroy(c);
+    ck_assert_int_gt(brokers_owning_partitions(topic), 1);
+}
+END_TEST
+
+/* https:// with the test CA works; a CA that signed nothing here is refused. */
+START_TEST(test_https_service_url) {
+    const char *url = cluster_env("PULSARC_CLUSTER_BROKER_ADMIN_URL_TLS");
+    const char *topic = pct_topic("cluster-https");
+    pct_create_partitioned(topic, NPARTS);
+    pulsarc_client_t *c = client_at(url, (const char *const[]){"tlsTrustCertsFilePath", secret("ca.pem"), NULL});
+    produce_consume_keyed(c, topic);
+    pulsarc_client_destroy(c);
+
+    c = client_at(url, (const char *const[]){"tlsTrustCertsFilePath", secret("other-ca.pem"), NULL});
+    pulsarc_producer_t *p = NULL;
+    char err[512];
+    pulsarc_err_t e = pulsarc_producer_new(c, topic, NULL, &p, err, sizeof err);
+    ck_assert_msg(e == PULSARC_ERR_TLS, "wrong CA: got %s: %s", pulsarc_errname(e), err);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cluster");
     TCase *t = tcase_create("cluster");
@@ -455,6 +507,8 @@ static Suite *suite(void) {
     tcase_add_test(t, test_partitions_spread_over_brokers);
     tcase_add_test(t, test_broker1_reaches_brokers_2_and_3);
     tcase_add_test(t, test_proxy_carries_every_connection);
+    tcase_add_test(t, test_http_service_url);
+    tcase_add_test(t, test_https_service_url);
     suite_add_tcase(s, t);
     return s;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: via.sh broker|proxy CMD [ARGS...]   (inside run-with-cluster.sh)
+# Usage: via.sh broker|proxy|http CMD [ARGS...]   (inside run-with-cluster.sh)
 #
 # Runs CMD with the standalone harness's variables pointed at the cluster:
 #   broker  PULSAR_SERVICE_URL / PULSAR_ADMIN_URL and their TLS forms are
@@ -8,13 +8,16 @@
 #   proxy   they are the pulsar-proxy's (binary and HTTP, plain and TLS):
 #           every lookup is answered through it and every connection goes
 #           via it.
+#   http    as broker, but PULSAR_SERVICE_URL is broker 1's http:// URL:
+#           lookups and partition metadata over its REST API.
 # PULSARC_CLUSTER_VIA says which, for suites that care.
 set -euo pipefail
-(( $# >= 2 )) || { echo "usage: $0 broker|proxy CMD [ARGS...]" >&2; exit 2; }
+(( $# >= 2 )) || { echo "usage: $0 broker|proxy|http CMD [ARGS...]" >&2; exit 2; }
 [[ -n "${PULSARC_CLUSTER_PROXY_URL:-}" ]] || { echo "via.sh: run it under test/cluster/run-with-cluster.sh" >&2; exit 2; }
 case "$1" in
-    broker)
+    broker|http)
         export PULSAR_SERVICE_URL="$PULSARC_CLUSTER_BROKER_URL"
+        [[ "$1" == http ]] && export PULSAR_SERVICE_URL="$PULSARC_CLUSTER_BROKER_ADMIN_URL"
         export PULSAR_ADMIN_URL="$PULSARC_CLUSTER_BROKER_ADMIN_URL"
         export PULSAR_SERVICE_URL_TLS="$PULSARC_CLUSTER_BROKER_URL_TLS"
         export PULSAR_ADMIN_URL_TLS="$PULSARC_CLUSTER_BROKER_ADMIN_URL_TLS" ;;
@@ -23,7 +26,7 @@ case "$1" in
         export PULSAR_ADMIN_URL="$PULSARC_CLUSTER_PROXY_ADMIN_URL"
         export PULSAR_SERVICE_URL_TLS="$PULSARC_CLUSTER_PROXY_URL_TLS"
         export PULSAR_ADMIN_URL_TLS="$PULSARC_CLUSTER_PROXY_ADMIN_URL_TLS" ;;
-    *) echo "via.sh: broker or proxy, not $1" >&2; exit 2 ;;
+    *) echo "via.sh: broker, proxy or http, not $1" >&2; exit 2 ;;
 esac
 export PULSARC_CLUSTER_VIA="$1"
 shift
