@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Resolve the cluster's jars (broker, client, proxy, jetty-proxy) from Maven and write the
-# runtime classpath to .work/classpath.txt. Idempotent: does nothing when the
+# Resolve the cluster's jars (broker, client, proxy, jetty-proxy) from Maven
+# and write the runtime classpath to .work/classpath.txt. Idempotent: does nothing when the
 # classpath file is newer than pom.xml and all its jars are still present.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
