@@ -96,6 +96,7 @@ static pulsarc_err_t start_runtime(pulsarc_client_t *c, char *errstr, size_t err
     c->pool = c->loop ? pc_pool_new(c->loop, &c->conn_opts) : NULL;
     c->lookup.pool = c->pool;
     c->lookup.loop = c->loop;
+    c->lookup.auth = c->conn_opts.auth;
     if (!c->pool)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "could not create the event loop");
     if (pc_cbq_init(&c->cbq, !poll_mode))

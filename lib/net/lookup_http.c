@@ -6,7 +6,9 @@
  *    followed up to maxLookupRedirects. The answer's brokerUrl (http) or
  *    brokerUrlTls (https) is where the binary connection then goes, exactly
  *    as for a binary LOOKUP answer;
- *  - partition count: GET /admin/v2/{domain}/{tenant}/{ns}/{local}/partitions;
+ *  - partition count: GET /admin/v2/{domain}/{tenant}/{ns}/{local}/partitions
+ *    ?checkAllowAutoCreation=true (a topic auto-creation would make counts as
+ *    it would be made, as over the binary protocol, not as 404);
  *  - topics of a namespace: GET /admin/v2/namespaces/{tenant}/{ns}/topics?mode=PERSISTENT.
  * libcurl's easy interface blocks, so each request is a job on its own
  * detached thread, like name resolution (resolve.c); the result goes back
@@ -14,8 +16,12 @@
  * it arrives, so each callback runs exactly once, on the loop thread. The
  * job owns copies of everything it reads; the thread touches nothing else.
  * For https the client's TLS settings apply (trust file, insecure, host-name
- * check, client certificate). Bodies are bounded (HTTP_BODY_MAX); JSON is
- * read with json-c, the admin client's parser.
+ * check, client certificate). Credentials are the client's: a token goes out
+ * as "Authorization: Bearer" with "X-Pulsar-Auth-Method-Name: token" (so a
+ * broker that allows anonymous access still checks it), fetched on the loop
+ * thread, where the providers run, and wiped with the job; TLS
+ * authentication presents the provider's certificate. Bodies are bounded
+ * (HTTP_BODY_MAX); JSON is read with json-c, the admin client's parser.
  */
 #include "net/lookup_http.h"
 
@@ -26,6 +32,7 @@
 #include "conf/props.h"
 #include "core/err.h"
 #include "core/topic.h"
+#include "net/auth_plugin.h"
 
 #if PULSARC_WITH_CURL
 #include <curl/curl.h>
@@ -47,6 +54,7 @@ typedef struct http_job {
     long timeout_ms, max_redirs;
     char *ca_file, *cert_file, *key_file;
     int insecure, verify_host;
+    char *auth_header; /* "Authorization: Bearer ..." or NULL; wiped when freed */
     /* response */
     char *body;
     size_t body_len, body_cap;
@@ -78,6 +86,8 @@ static void job_free(http_job_t *j) {
     free(j->ca_file);
     free(j->cert_file);
     free(j->key_file);
+    if (j->auth_header)
+        pc_auth_wipe((uint8_t *)j->auth_header, strlen(j->auth_header));
     free(j);
 }
 
@@ -161,10 +171,14 @@ static int build_url(CURL *h, http_job_t *j, char *url, size_t cap) {
         return strlen(url) + 1 >= cap ? -1 : 0;
     }
     size_t used = strlen(url);
-    return snprintf(url + used, cap - used, "/partitions") >= (int)(cap - used) ? -1 : 0;
+    /* As the binary PARTITIONED_METADATA: a topic that auto-creation would
+     * make answers 0 (or its new partition count) instead of 404. */
+    return snprintf(url + used, cap - used, "/partitions?checkAllowAutoCreation=true") >= (int)(cap - used)
+               ? -1
+               : 0;
 }
 
-static void set_options(CURL *h, http_job_t *j, const char *url) {
+static void set_options(CURL *h, http_job_t *j, const char *url, struct curl_slist *hdr) {
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, j);
@@ -185,6 +199,11 @@ static void set_options(CURL *h, http_job_t *j, const char *url) {
     }
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, j->insecure ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, j->insecure || !j->verify_host ? 0L : 2L);
+    if (hdr) {
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+        /* redirects stay inside the cluster: the owner needs the token too */
+        curl_easy_setopt(h, CURLOPT_UNRESTRICTED_AUTH, 1L);
+    }
 }
 
 static pulsarc_err_t from_curl(CURLcode rc) {
@@ -281,11 +300,23 @@ static void run_request(http_job_t *j) {
             curl_easy_cleanup(h);
         return;
     }
-    set_options(h, j, url);
+    struct curl_slist *hdr = NULL;
+    if (j->auth_header) {
+        struct curl_slist *h1 = curl_slist_append(NULL, j->auth_header);
+        hdr = h1 ? curl_slist_append(h1, "X-Pulsar-Auth-Method-Name: token") : NULL;
+        if (!hdr) {
+            curl_slist_free_all(h1);
+            curl_easy_cleanup(h);
+            fail(j, PULSARC_ERR_NOMEM, "%s", "out of memory");
+            return;
+        }
+    }
+    set_options(h, j, url, hdr);
     CURLcode rc = curl_easy_perform(h);
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     curl_easy_cleanup(h);
+    curl_slist_free_all(hdr);
     if (j->body_too_big) {
         fail(j, PULSARC_ERR_PROTOCOL, "HTTP lookup answer above %s", "16 MiB");
         return;
@@ -323,6 +354,36 @@ static void *job_main(void *arg) {
 
 /* ---- loop thread: start a job ---- */
 
+/* The client's credentials for this request: a bearer token, or the TLS
+ * provider's certificate (which takes the place of tlsCertificateFilePath). */
+static void take_credentials(http_job_t *j, pc_auth_t *a) {
+    if (a->tls_cert && a->tls_key) {
+        free(j->cert_file);
+        free(j->key_file);
+        j->cert_file = strdup(a->tls_cert);
+        j->key_file = strdup(a->tls_key);
+    }
+    if (strcmp(a->method, "token") != 0)
+        return;
+    uint8_t *data = NULL;
+    size_t len = 0;
+    pulsarc_err_t e = a->credentials(a, &data, &len, j->msg, sizeof j->msg);
+    if (e) {
+        j->err = e;
+        return;
+    }
+    static const char prefix[] = "Authorization: Bearer ";
+    j->auth_header = malloc(sizeof prefix + len);
+    if (j->auth_header) {
+        memcpy(j->auth_header, prefix, sizeof prefix - 1);
+        memcpy(j->auth_header + sizeof prefix - 1, data, len);
+        j->auth_header[sizeof prefix - 1 + len] = '\0';
+    } else {
+        fail(j, PULSARC_ERR_NOMEM, "%s", "out of memory");
+    }
+    pc_auth_wipe(data, len);
+}
+
 static http_job_t *job_new(pc_lookup_svc_t *s, job_kind_t kind, const char *name, void *arg) {
     http_job_t *j = calloc(1, sizeof *j);
     if (!j)
@@ -345,9 +406,11 @@ static http_job_t *job_new(pc_lookup_svc_t *s, job_kind_t kind, const char *name
     j->key_file = dup_or_null(pc_conf_str(c, PC_PROP_TLS_KEY_FILE));
     j->insecure = pc_conf_int(c, PC_PROP_TLS_ALLOW_INSECURE) != 0;
     j->verify_host = pc_conf_int(c, PC_PROP_TLS_HOSTNAME_VERIFICATION) != 0;
-    if (kind == JOB_NS_TOPICS) {
+    if (s->auth)
+        take_credentials(j, s->auth);
+    if (!j->err && kind == JOB_NS_TOPICS) {
         snprintf(j->ns, sizeof j->ns, "%s", name);
-    } else if (pc_topic_parse(name, NULL, NULL, &j->topic, j->msg, sizeof j->msg)) {
+    } else if (!j->err && pc_topic_parse(name, NULL, NULL, &j->topic, j->msg, sizeof j->msg)) {
         j->err = PULSARC_ERR_BAD_TOPIC;
     }
     return j;

@@ -16,7 +16,8 @@
  *    lookup;
  *  - HTTP lookup: broker 1's http:// URL as the service URL does all of the
  *    first test; its https:// URL too, with the test CA, and a wrong CA is
- *    a TLS error.
+ *    a TLS error; the lookup carries the client's token (an expired one is
+ *    refused with HTTP 401).
  * The service URL of the first test is $PULSAR_SERVICE_URL (broker 1 or the
  * proxy, as via.sh set it); the other two name their entry point.
  * Ownership comes from the brokers' HTTP lookup (/lookup/v2/topic/...), read
@@ -500,6 +501,33 @@ START_TEST(test_https_service_url) {
 }
 END_TEST
 
+/* Over http:// the lookup carries the client's token: a valid one works, an
+ * expired one is refused by the broker's REST API (HTTP 401). */
+START_TEST(test_http_lookup_sends_the_token) {
+    const char *url = cluster_env("PULSARC_CLUSTER_BROKER_ADMIN_URL");
+    char good[600], expired[600];
+    snprintf(good, sizeof good, "file:%s", secret("client.jwt"));
+    snprintf(expired, sizeof expired, "file:%s", secret("expired.jwt"));
+    const char *topic = pct_topic("cluster-http-token");
+    pulsarc_client_t *c = client_at(url, (const char *const[]){"authPlugin", "token", "authParams", good, NULL});
+    pulsarc_producer_t *p = producer_on(c, topic);
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    pulsarc_msg_set_payload(m, "t", 1, PULSARC_MSG_F_COPY);
+    ck_assert_int_eq(pulsarc_producer_send(p, m, NULL), PULSARC_OK);
+    pulsarc_msg_destroy(m);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+
+    c = client_at(url, (const char *const[]){"authPlugin", "token", "authParams", expired,
+                                             "operationTimeoutMs", "5000", NULL});
+    char err[512] = "";
+    pulsarc_err_t e = pulsarc_producer_new(c, topic, NULL, &p, err, sizeof err);
+    ck_assert_msg(e == PULSARC_ERR_BROKER_AUTHENTICATION && strstr(err, "HTTP 401"), "expired token: %s: %s",
+                  pulsarc_errname(e), err);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cluster");
     TCase *t = tcase_create("cluster");
@@ -509,6 +537,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_proxy_carries_every_connection);
     tcase_add_test(t, test_http_service_url);
     tcase_add_test(t, test_https_service_url);
+    tcase_add_test(t, test_http_lookup_sends_the_token);
     suite_add_tcase(s, t);
     return s;
 }
