@@ -104,6 +104,13 @@ static void server_start(void) {
     ck_assert_int_eq(pthread_create(&server, NULL, serve, NULL), 0);
 }
 
+/* Routes change under the lock: the server thread reads them per request. */
+static void set_route(int i, route_t r) {
+    pthread_mutex_lock(&lock);
+    routes[i] = r;
+    pthread_mutex_unlock(&lock);
+}
+
 static void server_stop(void) {
     shutdown(listen_fd, SHUT_RDWR);
     pthread_join(server, NULL);
@@ -138,7 +145,7 @@ static pulsarc_err_t partitions_of_t(int *n, char *err, size_t len) {
 
 START_TEST(test_partition_count) {
     server_start();
-    routes[0] = (route_t){PARTS_PATH, 200, "{\"partitions\":12,\"deleted\":false}", NULL, 0};
+    set_route(0, (route_t){PARTS_PATH, 200, "{\"partitions\":12,\"deleted\":false}", NULL, 0});
     int n;
     char err[256];
     ck_assert_int_eq(partitions_of_t(&n, err, sizeof err), PULSARC_OK);
@@ -149,7 +156,7 @@ END_TEST
 
 START_TEST(test_http_status_is_an_error) {
     server_start();
-    routes[0] = (route_t){PARTS_PATH, 404, "{\"reason\":\"Topic not found\"}", NULL, 0};
+    set_route(0, (route_t){PARTS_PATH, 404, "{\"reason\":\"Topic not found\"}", NULL, 0});
     int n;
     char err[256];
     ck_assert_int_eq(partitions_of_t(&n, err, sizeof err), PULSARC_ERR_BROKER_TOPIC_NOT_FOUND);
@@ -160,7 +167,7 @@ END_TEST
 
 START_TEST(test_not_json) {
     server_start();
-    routes[0] = (route_t){PARTS_PATH, 200, "<html>hello</html>", NULL, 0};
+    set_route(0, (route_t){PARTS_PATH, 200, "<html>hello</html>", NULL, 0});
     int n;
     char err[256];
     ck_assert_int_eq(partitions_of_t(&n, err, sizeof err), PULSARC_ERR_PROTOCOL);
@@ -171,12 +178,12 @@ END_TEST
 
 START_TEST(test_missing_or_negative_field) {
     server_start();
-    routes[0] = (route_t){PARTS_PATH, 200, "{\"deleted\":false}", NULL, 0};
+    set_route(0, (route_t){PARTS_PATH, 200, "{\"deleted\":false}", NULL, 0});
     int n;
     char err[256];
     ck_assert_int_eq(partitions_of_t(&n, err, sizeof err), PULSARC_ERR_PROTOCOL);
     ck_assert_msg(strstr(err, "\"partitions\""), "%s", err);
-    routes[0].body = "{\"partitions\":-4}";
+    set_route(0, (route_t){PARTS_PATH, 200, "{\"partitions\":-4}", NULL, 0});
     ck_assert_int_eq(partitions_of_t(&n, err, sizeof err), PULSARC_ERR_PROTOCOL);
     server_stop();
 }
@@ -186,7 +193,7 @@ START_TEST(test_redirect_loop_is_bounded) {
     server_start();
     char self[128];
     snprintf(self, sizeof self, "http://127.0.0.1:%d" PARTS_PATH, port);
-    routes[0] = (route_t){PARTS_PATH, 307, "", self, 0};
+    set_route(0, (route_t){PARTS_PATH, 307, "", self, 0});
     int n;
     char err[256];
     ck_assert_int_eq(partitions_of_t(&n, err, sizeof err), PULSARC_ERR_TOO_MANY_REDIRECTS);
@@ -199,7 +206,7 @@ END_TEST
 
 START_TEST(test_oversized_answer) {
     server_start();
-    routes[0] = (route_t){PARTS_PATH, 200, NULL, NULL, ((size_t)16 << 20) + 1};
+    set_route(0, (route_t){PARTS_PATH, 200, NULL, NULL, ((size_t)16 << 20) + 1});
     int n;
     char err[256];
     pulsarc_err_t e = partitions_of_t(&n, err, sizeof err);
@@ -211,9 +218,9 @@ END_TEST
 /* A lookup that names an http:// broker (or nothing usable) is refused. */
 START_TEST(test_lookup_without_binary_broker_url) {
     server_start();
-    routes[0] = (route_t){PARTS_PATH, 200, "{\"partitions\":0}", NULL, 0};
-    routes[1] = (route_t){"/lookup/v2/topic/persistent/public/default/t", 200,
-                          "{\"brokerUrl\":\"http://127.0.0.1:1\",\"httpUrl\":\"http://127.0.0.1:1\"}", NULL, 0};
+    set_route(0, (route_t){PARTS_PATH, 200, "{\"partitions\":0}", NULL, 0});
+    set_route(1, (route_t){"/lookup/v2/topic/persistent/public/default/t", 200,
+                          "{\"brokerUrl\":\"http://127.0.0.1:1\",\"httpUrl\":\"http://127.0.0.1:1\"}", NULL, 0});
     pulsarc_client_t *c = http_client("3");
     pulsarc_producer_t *p = NULL;
     char err[256] = "";
