@@ -280,8 +280,9 @@ bench-compare:
 # --- the three-broker cluster (test/cluster) ---------------------------------
 # make test-cluster: start a cluster (ZooKeeper, a bookie, three brokers and a
 # pulsar-proxy, from Maven like the standalone), run the live suites that make
-# sense on a cluster once against broker 1 and once through the proxy, plus
-# test_cluster, then always stop it. Left out: test_broker_churn (restarts the
+# sense on a cluster and test_cluster once per pass (against broker 1, through
+# the proxy, with broker 1's http:// URL; PULSARC_CLUSTER_PASSES picks), then
+# always stop it. Left out: test_broker_churn (restarts the
 # standalone) and test_faults (its fault proxy fronts one broker only).
 CLUSTER_LIVE := test_admin test_auth test_basic test_consumer test_consumer_batches \
   test_consumer_chunks test_dead_letter test_multi_topic test_producer test_producer_chunking \
