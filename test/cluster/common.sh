@@ -99,14 +99,17 @@ port_in_use() {
 # Prints the PID of role $1 if its PID file names a live JVM of that role
 # (and of this work dir: a recycled PID or another instance never matches).
 running_pid() {
-    local pid file
+    local pid file cmdline
     file="$(pid_file "$1")"
     [[ -f "$file" ]] || return 1
     pid="$(cat "$file" 2>/dev/null || true)"
     [[ "$pid" =~ ^[0-9]+$ ]] || return 1
     [[ -r "/proc/$pid/cmdline" ]] || return 1
-    tr '\0' '\n' < "/proc/$pid/cmdline" | grep -qx "$(main_class "$1")" || return 1
-    tr '\0' '\n' < "/proc/$pid/cmdline" | grep -qx -- "-Dpulsarc.cluster.work=$WORK_DIR" || return 1
+    # Read whole first: with pipefail, `tr | grep -q` fails when grep stops
+    # reading early and tr dies of SIGPIPE (the classpath makes it long).
+    cmdline="$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null || true)"
+    grep -qx "$(main_class "$1")" <<< "$cmdline" || return 1
+    grep -qx -- "-Dpulsarc.cluster.work=$WORK_DIR" <<< "$cmdline" || return 1
     printf '%s\n' "$pid"
 }
 
