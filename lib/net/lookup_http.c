@@ -278,8 +278,12 @@ static void parse_topics(http_job_t *j, json_object *root) {
     }
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(root, i);
-        if (!json_object_is_type(e, json_type_string) || !(j->topics[j->ntopics] = strdup(json_object_get_string(e)))) {
+        if (!json_object_is_type(e, json_type_string)) {
             fail(j, PULSARC_ERR_PROTOCOL, "%s", "namespace topics answer holds a non-string");
+            return;
+        }
+        if (!(j->topics[j->ntopics] = strdup(json_object_get_string(e)))) {
+            fail(j, PULSARC_ERR_NOMEM, "%s", "out of memory");
             return;
         }
         j->ntopics++;
