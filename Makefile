@@ -326,3 +326,23 @@ size:
 # pulsarc beside PyPI's pulsar-client on the replay server (bench/compare.sh).
 bench-compare:
 	@BUILD=$(BUILD) bash bench/compare.sh
+
+# --- the three-broker cluster (test/cluster) ---------------------------------
+# make test-cluster: start a cluster (ZooKeeper, a bookie, three brokers and a
+# pulsar-proxy, from Maven like the standalone), run the live suites that make
+# sense on a cluster and test_cluster once per pass (against broker 1, through
+# the proxy, with broker 1's http:// URL; PULSARC_CLUSTER_PASSES picks), then
+# always stop it. Left out: test_broker_churn (restarts the
+# standalone) and test_faults (its fault proxy fronts one broker only).
+CLUSTER_LIVE := test_admin test_auth test_basic test_consumer test_consumer_batches \
+  test_consumer_chunks test_dead_letter test_multi_topic test_producer test_producer_chunking \
+  test_producer_errors test_producer_interop test_producer_partitioned test_producer_reconnect \
+  test_schema test_sink test_source test_source_txn test_tls test_tls_mtls test_txn
+CLUSTER_BINS := $(BUILD)/test/cluster/test_cluster $(addprefix $(BUILD)/test/integration/,$(CLUSTER_LIVE))
+.PHONY: test-cluster
+test-cluster: $(CLUSTER_BINS)
+	@bash test/cluster/run-with-cluster.sh bash test/cluster/run-suites.sh $(CLUSTER_BINS)
+
+$(BUILD)/test/cluster/%: test/cluster/%.c $(STATIC) $(TEST_COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(STATIC) $(PKG_LIBS) $(CHECK_LIBS)

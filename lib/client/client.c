@@ -57,9 +57,11 @@ static pulsarc_err_t resolve_service_url(pulsarc_client_t *c, char *errstr, size
     pulsarc_err_t err = pc_service_url_parse(url, &c->lookup.url, errstr, errlen);
     if (err)
         return err;
+#if !PULSARC_WITH_CURL
     if (c->lookup.url.http)
         return pc_seterr(errstr, errlen, PULSARC_ERR_UNSUPPORTED,
-                         "HTTP lookup is not supported; use a pulsar:// service URL, not '%s'", url);
+                         "HTTP lookup needs libcurl (built with WITH_CURL=0); use a pulsar:// service URL, not '%s'", url);
+#endif
     /* TLS context and authentication, shared by every connection. */
     return pc_conn_opts_security(&c->conn_opts, c->conf, c->lookup.url.tls, errstr, errlen);
 }
@@ -74,6 +76,7 @@ static void setup_options(pulsarc_client_t *c) {
     c->lookup.op_timeout_ms = c->op_timeout_ms;
     c->lookup.max_redirects = (int)pc_conf_int(c->conf, PC_PROP_MAX_LOOKUP_REDIRECTS);
     c->lookup.next_id = &c->next_id;
+    c->lookup.conf = c->conf;
 }
 
 static void client_free(pulsarc_client_t *c) {
@@ -92,6 +95,8 @@ static pulsarc_err_t start_runtime(pulsarc_client_t *c, char *errstr, size_t err
     c->loop = pc_loop_new();
     c->pool = c->loop ? pc_pool_new(c->loop, &c->conn_opts) : NULL;
     c->lookup.pool = c->pool;
+    c->lookup.loop = c->loop;
+    c->lookup.auth = c->conn_opts.auth;
     if (!c->pool)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "could not create the event loop");
     if (pc_cbq_init(&c->cbq, !poll_mode))

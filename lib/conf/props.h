@@ -11,7 +11,9 @@
 
 #define PC_PROPS(X)                                                                           \
     X(SERVICE_URL, "serviceUrl", CLIENT, STR, "", 0, 0, NULL,                                 \
-      "Broker URL: pulsar://host:6650[,host2:6650]. Falls back to $PULSAR_SERVICE_URL.")     \
+      "Broker URL: pulsar://host:6650[,host2:6650] (pulsar+ssl:// for TLS), or a broker's "  \
+      "http(s)://host:8080 to look topics up over its REST API. "                            \
+      "Falls back to $PULSAR_SERVICE_URL.")                                                 \
     X(WEB_SERVICE_URL, "webServiceUrl", CLIENT, STR, "", 0, 0, NULL,                          \
       "Admin (HTTP) URL: http(s)://host:8080[,host2:8080]. Falls back to $PULSAR_ADMIN_URL.") \
     X(OPERATION_TIMEOUT_MS, "operationTimeoutMs", CLIENT, INT, "30000", 1, 3600000, NULL,      \

@@ -3,7 +3,8 @@
  * passing the broker's authoritative flag back as the protocol asks, and
  * reports where to connect, including the proxy case. PARTITIONED_METADATA
  * always goes to the service URL. Each operation is a small heap object
- * that lives until its callback has run. Loop thread only.
+ * that lives until its callback has run. An http:// or https:// service URL
+ * sends all three kinds of request to lookup_http.c instead. Loop thread only.
  */
 #include "net/lookup.h"
 
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "net/lookup_http.h"
 
 typedef struct lookup_op {
     pc_lookup_svc_t *svc;
@@ -143,6 +145,10 @@ static lookup_op_t *op_new(pc_lookup_svc_t *s, const char *topic, void *arg) {
 }
 
 void pc_lookup_topic(pc_lookup_svc_t *s, const char *topic, pc_lookup_cb cb, void *arg) {
+    if (s->url.http) {
+        pc_lookup_http_topic(s, topic, cb, arg);
+        return;
+    }
     lookup_op_t *op = op_new(s, topic, arg);
     if (!op) {
         cb(arg, PULSARC_ERR_NOMEM, "out of memory", NULL);
@@ -193,6 +199,10 @@ static void on_partitions_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, co
 }
 
 void pc_lookup_partitions(pc_lookup_svc_t *s, const char *topic, pc_partitions_cb cb, void *arg) {
+    if (s->url.http) {
+        pc_lookup_http_partitions(s, topic, cb, arg);
+        return;
+    }
     lookup_op_t *op = op_new(s, topic, arg);
     if (!op) {
         cb(arg, PULSARC_ERR_NOMEM, "out of memory", 0);
@@ -234,6 +244,10 @@ static void on_topics_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const 
 }
 
 void pc_lookup_namespace_topics(pc_lookup_svc_t *s, const char *ns, pc_topics_cb cb, void *arg) {
+    if (s->url.http) {
+        pc_lookup_http_namespace_topics(s, ns, cb, arg);
+        return;
+    }
     lookup_op_t *op = op_new(s, ns, arg);
     if (!op) {
         cb(arg, PULSARC_ERR_NOMEM, "out of memory", NULL, 0);

@@ -6,6 +6,9 @@
 
 typedef struct pc_lookup_svc {
     pc_pool_t *pool;
+    pc_loop_t *loop;                 /* where HTTP lookups hand back their answers */
+    const struct pulsarc_conf_s *conf; /* the client's (TLS settings of HTTP lookups) */
+    struct pc_auth *auth;            /* the client's credentials, or NULL (HTTP lookups) */
     pc_service_url_t url;
     unsigned next_host;  /* round-robin over the service URL's hosts */
     int op_timeout_ms;

@@ -17,6 +17,11 @@ const char *pct_admin_url(void) {
     return u && *u ? u : "http://127.0.0.1:8080";
 }
 
+const char *pct_cluster_name(void) {
+    const char *c = getenv("PULSAR_CLUSTER");
+    return c && *c ? c : "standalone";
+}
+
 const char *pct_topic(const char *prefix) {
     static char bufs[16][256];
     static int n;
@@ -43,6 +48,9 @@ int pct_admin(const char *method, const char *path, const char *body) {
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+    /* On a cluster a broker redirects (307) requests about topics it does not own. */
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
     if (body)
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     long code = -1;

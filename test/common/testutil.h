@@ -29,6 +29,8 @@ static inline uint64_t pct_xorshift(uint64_t *state) {
 const char *pct_service_url(void);
 /* $PULSAR_ADMIN_URL, or http://127.0.0.1:8080. */
 const char *pct_admin_url(void);
+/* $PULSAR_CLUSTER, or "standalone" (the standalone broker's cluster name). */
+const char *pct_cluster_name(void);
 /* A topic name unique to this run: "<prefix>-<pid>-<n>-<time>". Static buffer per call slot. */
 const char *pct_topic(const char *prefix);
 /* HTTP to the admin API; returns the status code (or -1). body may be NULL. */

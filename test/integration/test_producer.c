@@ -226,7 +226,7 @@ static pulsarc_msg_t *meta_msg(int i) {
         pulsarc_msg_set_key(m, "tombstone");
         break;
     default: {
-        const char *cl[] = {"standalone"};
+        const char *cl[] = {pct_cluster_name()};
         pulsarc_msg_set_payload(m, v, strlen(v), PULSARC_MSG_F_COPY);
         pulsarc_msg_set_replication_clusters(m, cl, 1);
     }

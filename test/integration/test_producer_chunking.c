@@ -58,6 +58,9 @@ static void fetch_entry(const char *topic, int64_t ledger, int64_t entry, fetche
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, f);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    /* On a cluster the entry comes from the topic's owner: a redirect to follow. */
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
     long code = 0;
     ck_assert_int_eq(curl_easy_perform(h), CURLE_OK);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
