@@ -28,6 +28,8 @@ PC_TEST_MAIN(admin_suite)
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "testutil.h"
 
 static char err[512];
@@ -516,6 +518,88 @@ static pulsarc_err_t list_via(const char *url, const char *const *kv) {
     return e;
 }
 
+/* A bounded response body, for raw_get. */
+typedef struct raw_body {
+    char s[8192];
+    size_t n;
+} raw_body_t;
+
+static size_t raw_collect(char *p, size_t size, size_t nmemb, void *ud) {
+    raw_body_t *b = ud;
+    size_t n = size * nmemb, room = sizeof b->s - 1 - b->n;
+    memcpy(b->s + b->n, p, n < room ? n : room);
+    b->n += n < room ? n : room;
+    b->s[b->n] = '\0';
+    return n;
+}
+
+/* GET path from the broker with libcurl alone (no pulsarc code), sending
+ * token as a Bearer token for the "token" method (without the method name
+ * the broker takes a bad token as anonymous); the status is returned, the
+ * body put in b. */
+static long raw_get(const char *path, const char *token, raw_body_t *b) {
+    char url[1024], auth[4200];
+    snprintf(url, sizeof url, "%s%s", pct_admin_url(), path);
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+    b->n = 0;
+    b->s[0] = '\0';
+    CURL *h = curl_easy_init();
+    ck_assert(h);
+    struct curl_slist *hdr = curl_slist_append(NULL, auth);
+    hdr = curl_slist_append(hdr, "X-Pulsar-Auth-Method-Name: token");
+    hdr = curl_slist_append(hdr, "Accept: application/json");
+    ck_assert(hdr);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, raw_collect);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    long status = -1;
+    if (curl_easy_perform(h) == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(h);
+    return status;
+}
+
+/* s into out with every run of digits made one '#': the same text told at
+ * another moment (times, durations) compares equal. */
+static void digits_folded(const char *s, char *out, size_t len) {
+    size_t n = 0;
+    for (; *s && n + 1 < len; s++) {
+        if (*s >= '0' && *s <= '9') {
+            if (n == 0 || out[n - 1] != '#')
+                out[n++] = '#';
+        } else {
+            out[n++] = *s;
+        }
+    }
+    out[n] = '\0';
+}
+
+/*
+ * What the admin client promises for a refused token, whatever words the
+ * broker uses (4.0 says "Authentication required", 4.2 the actual cause):
+ * the status in errstr, then the broker's own reason passed through (its
+ * text is in the body the broker sends for the same request, fetched here
+ * without pulsarc; digits aside, as a reason may quote the time), and never
+ * the token itself.
+ */
+static void check_refusal_reported(const char *token) {
+    static const char status[] = "HTTP 401 Unauthorized: ";
+    const char *why = strstr(err, status);
+    ck_assert_msg(why, "no '%s' in: %s", status, err);
+    why += strlen(status);
+    raw_body_t body;
+    ck_assert_int_eq(raw_get("/admin/v2/persistent/public/default", token, &body), 401);
+    char why_f[sizeof err], body_f[sizeof body.s];
+    digits_folded(why, why_f, sizeof why_f);
+    digits_folded(body.s, body_f, sizeof body_f);
+    ck_assert_msg(*why && strstr(body_f, why_f), "reason '%s' is not from the broker's answer: %s",
+                  why, body.s);
+    ck_assert_msg(!strstr(err, token), "the token is echoed: %s", err);
+}
+
 START_TEST(test_token) {
     pulsarc_admin_t *a = admin();
     char **list = NULL, tok[4096];
@@ -536,13 +620,13 @@ START_TEST(test_token) {
     FAILS(PULSARC_OK, pulsarc_admin_set_token(a, "abc.def.ghi"));
     FAILS(PULSARC_ERR_BROKER_AUTHENTICATION,
           pulsarc_admin_list_topics(a, "public/default", &list, err, sizeof err));
+    check_refusal_reported("abc.def.ghi");
     for (int i = 0; bad[i]; i++) {
         read_token(bad[i], tok, sizeof tok);
         ck_assert(pulsarc_admin_set_token(a, tok) == PULSARC_OK);
         FAILS(PULSARC_ERR_BROKER_AUTHENTICATION,
               pulsarc_admin_list_topics(a, "public/default", &list, err, sizeof err));
-        ck_assert_msg(strstr(err, "HTTP 401 Unauthorized: Authentication required") &&
-                          !strstr(err, tok), "%s", err);
+        check_refusal_reported(tok);
     }
     ck_assert(pulsarc_admin_set_token(a, NULL) == PULSARC_OK); /* anonymous again */
     OK(pulsarc_admin_list_topics(a, "public/default", &list, err, sizeof err));
