@@ -43,7 +43,9 @@ static int64_t now_ms(void) {
 static pulsarc_admin_t *admin_with_url(const char *url) {
     pulsarc_conf_t *conf = pulsarc_conf_new();
     ck_assert(pulsarc_conf_set(conf, "webServiceUrl", url, err, sizeof err) == PULSARC_OK);
-    ck_assert(pulsarc_conf_set(conf, "operationTimeoutMs", "15000", err, sizeof err) == PULSARC_OK);
+    /* generous: a broker that just started loads the namespace (and makes
+     * its system topics) inside the first request, slow on a loaded machine */
+    ck_assert(pulsarc_conf_set(conf, "operationTimeoutMs", "60000", err, sizeof err) == PULSARC_OK);
     pulsarc_admin_t *a = NULL;
     pulsarc_err_t e = pulsarc_admin_new(conf, &a, err, sizeof err);
     pulsarc_conf_destroy(conf);
@@ -103,11 +105,12 @@ static int64_t backlog(pulsarc_admin_t *a, const char *topic, const char *sub) {
     return b;
 }
 
-/* The backlog once it equals want (stats can lag a write by a moment), or the last seen. */
+/* The backlog once it equals want (stats can lag a write by a moment, more
+ * on a loaded machine), or the last seen after 30 s. */
 static int64_t backlog_settled(pulsarc_admin_t *a, const char *topic, const char *sub,
                                int64_t want) {
     int64_t b = -1;
-    for (int i = 0; i < 50 && (b = backlog(a, topic, sub)) != want; i++)
+    for (int i = 0; i < 300 && (b = backlog(a, topic, sub)) != want; i++)
         usleep(100 * 1000);
     return b;
 }
@@ -553,7 +556,7 @@ static long raw_get(const char *path, const char *token, raw_body_t *b) {
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, raw_collect);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
     long status = -1;
     if (curl_easy_perform(h) == CURLE_OK)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
