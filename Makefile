@@ -260,6 +260,27 @@ fuzz:
 cli-test: all
 	@PULSARC_CLI_SKIP_BUILD=1 PULSARC_CLI=$(BUILD)/pulsarc $(BROKER) bash test/cli/test_cli.sh
 
+# --- other Pulsar releases ------------------------------------------------
+# make test-versions: the live suites (with the mTLS broker) and the CLI
+# suite against each release in PULSAR_VERSIONS: the oldest supported LTS
+# line and the newest release the Maven registry serves, beside the default
+# that test/broker/pom.xml names (make test). PULSAR_VERSION reaches
+# test/broker/fetch.sh, which keeps one classpath per release. Every suite
+# runs even when an earlier one failed; a summary closes the run.
+PULSAR_VERSIONS ?= 3.3.2 4.2.4
+.PHONY: test-versions
+test-versions: $(LIVE_BINS) all
+	@st=0; sum=""; \
+	for v in $(PULSAR_VERSIONS); do \
+	  for suite in live cli-test; do \
+	    echo "===== Pulsar $$v: make $$suite"; \
+	    if PULSAR_VERSION=$$v $(MAKE) --no-print-directory $$suite; then r=passed; \
+	    else r=FAILED; st=1; fi; \
+	    sum="$$sum  Pulsar $$v, $$suite: $$r\n"; \
+	  done; \
+	done; \
+	printf 'test-versions:\n%b' "$$sum"; exit $$st
+
 run: deps all
 	@$(BROKER) bash examples/run-demo.sh $(BUILD)
 

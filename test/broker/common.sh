@@ -10,6 +10,8 @@
 #   PULSARC_BROKER_CONF_EXTRA      ':'-separated conf fragments appended to
 #                                  standalone.conf (later keys win)
 #   PULSARC_BROKER_JAVA_OPTS       extra JVM options (word-split)
+#   PULSAR_VERSION                 Pulsar release to run (default: pom.xml's
+#                                  pulsar.version)
 #   JAVA_HOME                      java to use (default: java on PATH)
 
 BROKER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,7 +28,27 @@ if (( INSTANCE == 0 )); then
 else
     WORK_DIR="${PULSARC_BROKER_WORK:-$BROKER_DIR/.work-$INSTANCE}"
 fi
-CP_FILE="$WORK_DIR/classpath.txt"
+# Which Pulsar release runs: $PULSAR_VERSION, else pom.xml's default. The
+# default's classpath lives in the work dir itself (where other tools look
+# for it); any other release gets a Maven dir of its own, pulsar-<version>/,
+# so switching versions never clobbers the default classpath and each
+# version is resolved once.
+PULSAR_DEFAULT_VERSION="$(sed -n 's:.*<pulsar.version>\([^<]*\)</pulsar.version>.*:\1:p' \
+    "$BROKER_DIR/pom.xml" | head -n 1)"
+PULSAR_VERSION="${PULSAR_VERSION:-$PULSAR_DEFAULT_VERSION}"
+if [[ ! "$PULSAR_VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+[A-Za-z0-9.-]*$ ]]; then
+    printf '[broker] ERROR: PULSAR_VERSION must be a release like 4.0.7, not %s\n' "$PULSAR_VERSION" >&2
+    exit 1
+fi
+if [[ "$PULSAR_VERSION" == "$PULSAR_DEFAULT_VERSION" ]]; then
+    MVN_DIR="$WORK_DIR"
+else
+    MVN_DIR="$WORK_DIR/pulsar-$PULSAR_VERSION"
+fi
+CP_FILE="$MVN_DIR/classpath.txt"
+# The release CP_FILE was resolved for: fetch.sh re-resolves on a mismatch.
+CP_VERSION_FILE="$MVN_DIR/classpath.version"
+MVN_LOG="$MVN_DIR/mvn.log"
 PID_FILE="$WORK_DIR/broker.pid"
 RUN_DIR="$WORK_DIR/run"
 DATA_DIR="$RUN_DIR/data"

@@ -144,15 +144,32 @@ printf '%s\n' "$pid" > "$PID_FILE"
 # Interrupted while waiting: take the half-started broker down with us.
 trap '"$BROKER_DIR/stop.sh" || true; exit 130' INT
 trap '"$BROKER_DIR/stop.sh" || true; exit 143' TERM
-log "started JVM pid $pid (log: $BROKER_LOG)"
+log "started Pulsar $PULSAR_VERSION, JVM pid $pid (log: $BROKER_LOG)"
 
+# Gives up: the JVM's exit status if it is gone, then the end of both files
+# (log4j's broker.log, and broker.out for what the JVM printed outside
+# log4j, e.g. an exception thrown before the broker's own handler, as a bad
+# config value is), then stops whatever is left. A JVM that died also gets
+# broker.out copied to the end of broker.log, so the log alone tells why.
 fail() {
-    log "$1"
-    log "---- last 50 lines of $BROKER_LOG ----"
-    tail -n 50 "$BROKER_LOG" >&2 2>/dev/null || true
-    if [[ -s "$BROKER_OUT" ]]; then
-        log "---- last 20 lines of $BROKER_OUT ----"
-        tail -n 20 "$BROKER_OUT" >&2 || true
+    local status=0 f dead=0
+    if ! alive "$pid"; then
+        dead=1
+        wait "$pid" 2>/dev/null || status=$?
+        log "$1; JVM exit status $status"
+    else
+        log "$1"
+    fi
+    for f in "$BROKER_LOG" "$BROKER_OUT"; do
+        [[ -s "$f" ]] || { log "---- $f is empty ----"; continue; }
+        log "---- last 50 lines of $f ----"
+        tail -n 50 "$f" >&2 || true
+    done
+    log "---- end (Pulsar $PULSAR_VERSION, classpath $CP_FILE) ----"
+    if (( dead )) && [[ -s "$BROKER_OUT" ]]; then
+        { printf '%s [start.sh] the JVM exited with status %s during start-up; its stdout/stderr (%s):\n' \
+              "$(date -u +%Y-%m-%dT%H:%M:%S)" "$status" "$BROKER_OUT"
+          cat "$BROKER_OUT"; } >> "$BROKER_LOG" 2>/dev/null || true
     fi
     "$BROKER_DIR/stop.sh" || true
     exit 1

@@ -66,6 +66,10 @@ static int body_index(const pulsarc_msg_t *m) {
     return i;
 }
 
+/* How long a receive that must succeed may wait: a hang bound, not a speed
+ * check (a loaded machine's broker can take seconds to dispatch). */
+#define RECV_WAIT_MS 30000
+
 /* Receives one message and returns its index (-1 on timeout); acks when asked. */
 static int recv_index(pulsarc_consumer_t *c, int timeout_ms, int ack) {
     pulsarc_msg_t *m = NULL;
@@ -101,9 +105,18 @@ START_TEST(test_shared_spreads_without_duplicates) {
     pulsarc_producer_t *p = producer(c, topic);
     send_range(p, 0, 100, 0, NULL);
     int seen[100] = {0}, na = 0, nb = 0, i;
-    while ((i = recv_index(a, 1500, 1)) >= 0 && ++na)
+    /* in turn until all 100 came (or a minute of nothing), then a last look
+     * for duplicates */
+    for (int idle = 0, got = 0; na + nb < 100 && idle < 300; idle = got ? 0 : idle + 1) {
+        got = 0;
+        if ((i = recv_index(a, 100, 1)) >= 0 && ++na && ++got)
+            seen[i]++;
+        if ((i = recv_index(b, 100, 1)) >= 0 && ++nb && ++got)
+            seen[i]++;
+    }
+    while ((i = recv_index(a, 500, 1)) >= 0 && ++na)
         seen[i]++;
-    while ((i = recv_index(b, 1500, 1)) >= 0 && ++nb)
+    while ((i = recv_index(b, 500, 1)) >= 0 && ++nb)
         seen[i]++;
     printf("shared: consumer a got %d, b got %d\n", na, nb);
     for (i = 0; i < 100; i++)
@@ -194,36 +207,55 @@ START_TEST(test_failover_switches_active_consumer) {
     pulsarc_producer_t *p = producer(c, topic);
     send_range(p, 0, 10, 0, NULL);
     for (int i = 0; i < 10; i++)
-        ck_assert_int_eq(recv_index(cons[act], 5000, 1), i);
+        ck_assert_int_eq(recv_index(cons[act], RECV_WAIT_MS, 1), i);
     ck_assert_int_eq(recv_index(cons[standby], 500, 1), -1); /* the standby gets nothing */
     int before = ev[standby].active;
     pulsarc_consumer_destroy(cons[act]); /* fail over */
     ck_assert_int_gt(wait_count(&ev[standby], &ev[standby].active, before + 1), before);
     send_range(p, 10, 20, 0, NULL);
     for (int i = 10; i < 20; i++)
-        ck_assert_int_eq(recv_index(cons[standby], 5000, 1), i);
+        ck_assert_int_eq(recv_index(cons[standby], RECV_WAIT_MS, 1), i);
     pulsarc_producer_destroy(p);
     pulsarc_consumer_destroy(cons[standby]);
     pulsarc_client_destroy(c);
 }
 END_TEST
 
-/* Receives everything on cons, recording per key which consumer and in which order. */
-static int drain_keys(pulsarc_consumer_t *cons, int who, int *owner, int *last) {
-    int n = 0;
+/* One message from cons (consumer `who`) within timeout_ms, its key's owner
+ * and order checked, acknowledged: 1; nothing: 0. */
+static int take_key(pulsarc_consumer_t *cons, int who, int *owner, int *last, int timeout_ms) {
     pulsarc_msg_t *m;
-    while (pulsarc_consumer_receive(cons, &m, 1500) == PULSARC_OK) {
-        int i = body_index(m), k = -1;
-        sscanf(pulsarc_msg_key(m), "k%d", &k);
-        ck_assert_msg(owner[k] == -1 || owner[k] == who, "key k%d went to two consumers", k);
-        owner[k] = who;
-        ck_assert_msg(i > last[k], "key k%d out of order: %d after %d", k, i, last[k]);
-        last[k] = i;
-        pulsarc_consumer_ack(cons, m);
-        pulsarc_msg_destroy(m);
-        n++;
+    if (pulsarc_consumer_receive(cons, &m, timeout_ms) != PULSARC_OK)
+        return 0;
+    int i = body_index(m), k = -1;
+    sscanf(pulsarc_msg_key(m), "k%d", &k);
+    ck_assert_msg(owner[k] == -1 || owner[k] == who, "key k%d went to two consumers", k);
+    owner[k] = who;
+    ck_assert_msg(i > last[k], "key k%d out of order: %d after %d", k, i, last[k]);
+    last[k] = i;
+    pulsarc_consumer_ack(cons, m);
+    pulsarc_msg_destroy(m);
+    return 1;
+}
+
+/* Receives from a (0) and b (1) in turn until want messages came (or a
+ * minute of nothing), then looks a moment longer for extras, recording per
+ * key which consumer got it and in which order; counts into n. In turn,
+ * not one after the other with a quiet spell as the end: a loaded broker's
+ * pauses are longer than any such spell. */
+static void drain_keys(pulsarc_consumer_t *a, pulsarc_consumer_t *b, int want, int *owner,
+                       int *last, int n[2]) {
+    n[0] = n[1] = 0;
+    for (int idle = 0; n[0] + n[1] < want && idle < 300;) {
+        int ga = take_key(a, 0, owner, last, 100), gb = take_key(b, 1, owner, last, 100);
+        n[0] += ga;
+        n[1] += gb;
+        idle = ga || gb ? 0 : idle + 1;
     }
-    return n;
+    while (take_key(a, 0, owner, last, 500))
+        n[0]++;
+    while (take_key(b, 1, owner, last, 500))
+        n[1]++;
 }
 
 START_TEST(test_key_shared_keeps_keys_together_and_ordered) {
@@ -237,7 +269,9 @@ START_TEST(test_key_shared_keeps_keys_together_and_ordered) {
     int owner[20], last[20];
     for (int k = 0; k < 20; k++)
         owner[k] = last[k] = -1;
-    int na = drain_keys(a, 0, owner, last), nb = drain_keys(b, 1, owner, last);
+    int n[2];
+    drain_keys(a, b, 300, owner, last, n);
+    int na = n[0], nb = n[1];
     printf("key_shared: a got %d, b got %d\n", na, nb);
     ck_assert_int_eq(na + nb, 300);
     ck_assert_int_gt(na, 0);
@@ -266,7 +300,9 @@ START_TEST(test_key_shared_sticky_ranges) {
     int owner[10], last[10];
     for (int k = 0; k < 10; k++)
         owner[k] = last[k] = -1;
-    ck_assert_int_eq(drain_keys(a, 0, owner, last) + drain_keys(b, 1, owner, last), 100);
+    int n[2];
+    drain_keys(a, b, 100, owner, last, n);
+    ck_assert_int_eq(n[0] + n[1], 100);
     for (int k = 0; k < 10; k++) { /* the broker's slot: Murmur3(key) % 65536 */
         char key[16];
         snprintf(key, sizeof key, "k%d", k);
@@ -367,7 +403,7 @@ START_TEST(test_cumulative_ack) {
     send_range(p, 0, 10, 0, NULL);
     pulsarc_msg_t *m = NULL;
     for (int i = 0; i < 10; i++) {
-        ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 5000), PULSARC_OK);
+        ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, RECV_WAIT_MS), PULSARC_OK);
         if (i == 5)
             ck_assert_int_eq(pulsarc_consumer_ack_cumulative(cons, m), PULSARC_OK);
         pulsarc_msg_destroy(m);
@@ -375,12 +411,12 @@ START_TEST(test_cumulative_ack) {
     pulsarc_consumer_destroy(cons);
     cons = consumer_kv(c, topic, "s", NULL, PULSARC_OK);
     for (int i = 6; i < 10; i++)
-        ck_assert_int_eq(recv_index(cons, 5000, 0), i);
+        ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 0), i);
     ck_assert_int_eq(recv_index(cons, 500, 0), -1);
     pulsarc_consumer_destroy(cons);
     const char *kv[] = {"subscriptionType", "Shared", NULL};
     cons = consumer_kv(c, topic, "s2", kv, PULSARC_OK);
-    ck_assert_int_eq(recv_index(cons, 5000, 0), 0);
+    ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 0), 0);
     pulsarc_msgid_t id = {0, 0, -1, -1, 0};
     ck_assert_int_eq(pulsarc_consumer_ack_cumulative_id(cons, &id), PULSARC_ERR_STATE);
     pulsarc_producer_destroy(p);
@@ -397,7 +433,7 @@ START_TEST(test_ack_receipts) {
     pulsarc_producer_t *p = producer(c, topic);
     send_range(p, 0, 5, 0, NULL);
     for (int i = 0; i < 5; i++)
-        ck_assert_int_eq(recv_index(cons, 5000, 1), i); /* each ack waited for its receipt */
+        ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 1), i); /* each ack waited for its receipt */
     pulsarc_consumer_destroy(cons);
     cons = consumer_kv(c, topic, "s", kv, PULSARC_OK);
     ck_assert_int_eq(recv_index(cons, 1000, 0), -1);
@@ -416,14 +452,14 @@ START_TEST(test_nack_redelivers_with_count) {
     pulsarc_producer_t *p = producer(c, topic);
     send_range(p, 0, 3, 0, NULL);
     pulsarc_msg_t *m;
-    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 5000), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, RECV_WAIT_MS), PULSARC_OK);
     ck_assert_int_eq(body_index(m), 0);
     ck_assert_uint_eq(pulsarc_msg_redelivery_count(m), 0);
     ck_assert_int_eq(pulsarc_consumer_nack(cons, m), PULSARC_OK);
     pulsarc_msg_destroy(m);
-    ck_assert_int_eq(recv_index(cons, 5000, 1), 1);
-    ck_assert_int_eq(recv_index(cons, 5000, 1), 2);
-    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 5000), PULSARC_OK);
+    ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 1), 1);
+    ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 1), 2);
+    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, RECV_WAIT_MS), PULSARC_OK);
     ck_assert_int_eq(body_index(m), 0);
     ck_assert_uint_eq(pulsarc_msg_redelivery_count(m), 1);
     pulsarc_consumer_ack(cons, m);
@@ -447,10 +483,10 @@ static void ack_timeout_case(const char *type, int counted) {
     pulsarc_consumer_t *cons = consumer_kv(c, topic, "s", kv, PULSARC_OK);
     pulsarc_producer_t *p = producer(c, topic);
     send_range(p, 0, 2, 0, NULL);
-    ck_assert_int_eq(recv_index(cons, 5000, 0), 0); /* not acked */
-    ck_assert_int_eq(recv_index(cons, 5000, 1), 1);
+    ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 0), 0); /* not acked */
+    ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 1), 1);
     pulsarc_msg_t *m;
-    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 5000), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, RECV_WAIT_MS), PULSARC_OK);
     ck_assert_int_eq(body_index(m), 0);
     if (counted)
         ck_assert_uint_ge(pulsarc_msg_redelivery_count(m), 1);
@@ -475,7 +511,7 @@ START_TEST(test_unacked_redelivered_after_topic_unload) {
     pulsarc_producer_t *p = producer(c, topic);
     send_range(p, 0, 6, 0, NULL);
     for (int i = 0; i < 6; i++)
-        ck_assert_int_eq(recv_index(cons, 5000, i < 3), i); /* ack 0..2 only */
+        ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, i < 3), i); /* ack 0..2 only */
     usleep(300000); /* let the grouped acks go out */
     char path[512];
     snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/unload", topic);
@@ -508,13 +544,13 @@ START_TEST(test_seek_by_id_and_time) {
     usleep(50000);
     send_range(p, 5, 10, 0, ids + 5);
     for (int i = 0; i < 10; i++)
-        ck_assert_int_eq(recv_index(cons, 5000, 1), i);
+        ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 1), i);
     ck_assert_int_eq(pulsarc_consumer_seek(cons, &ids[3]), PULSARC_OK);
     int first = recv_index(cons, 10000, 1);
     printf("seek to id of msg 3: next is msg %d\n", first);
     ck_assert_int_eq(first, 3);
     for (int i = 4; i < 10; i++)
-        ck_assert_int_eq(recv_index(cons, 5000, 1), i);
+        ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 1), i);
     ck_assert_int_eq(pulsarc_consumer_seek_time(cons, t5), PULSARC_OK);
     ck_assert_int_eq(recv_index(cons, 10000, 1), 5);
     pulsarc_producer_destroy(p);
@@ -542,7 +578,7 @@ START_TEST(test_last_message_id_and_has_available) {
     for (int i = 0; i < 3; i++) {
         ck_assert_int_eq(pulsarc_consumer_has_message_available(cons, &avail), PULSARC_OK);
         ck_assert_int_eq(avail, 1);
-        ck_assert_int_eq(recv_index(cons, 5000, 1), i);
+        ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 1), i);
     }
     ck_assert_int_eq(pulsarc_consumer_has_message_available(cons, &avail), PULSARC_OK);
     ck_assert_int_eq(avail, 0);
@@ -623,7 +659,7 @@ START_TEST(test_end_of_topic) {
     snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/terminate", topic);
     ck_assert_int_eq(pct_admin("POST", path, NULL), 200);
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(recv_index(cons, 5000, 1), i);
+        ck_assert_int_eq(recv_index(cons, RECV_WAIT_MS, 1), i);
     pulsarc_msg_t *m = NULL;
     ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 10000), PULSARC_ERR_END_OF_TOPIC);
     ck_assert_int_ge(wait_count(&ev, &ev.eot, 1), 1);
