@@ -15,8 +15,9 @@
 # Needs root (debootstrap, mount, chroot); installs debootstrap with apt-get
 # when missing. Nothing about the package mirror is written in the repository:
 # the mirror is read from this machine's apt sources, which are copied into
-# the root too, and so is this machine's Maven configuration, for the test
-# broker's download.
+# the root too, and so are this machine's Maven configuration and locally
+# added CA certificates, for the test broker's download: what any machine
+# set up like this one has before the project is cloned.
 #
 # Environment:
 #   FRESH_REF       commit to clone (default HEAD of this checkout)
@@ -174,6 +175,21 @@ copy_maven_settings() {
     say "Maven settings copied from $src"
 }
 
+# --- local CA certificates ---------------------------------------------------
+# Certificates this machine's administrator added (the place Debian keeps
+# them for update-ca-certificates): where the network is reached through a
+# TLS-inspecting proxy, Maven's download of the broker trusts the proxy only
+# with them. ca-certificates and the JDK, installed later by make deps, pick
+# them up from there like on any Debian machine set up this way.
+copy_local_ca_certs() {
+    local dir=/usr/local/share/ca-certificates
+    [[ -d "$dir" ]] || return 0
+    [[ -n "$(find "$dir" -name '*.crt' -print -quit)" ]] || return 0
+    mkdir -p "$root$dir"
+    cp -a "$dir/." "$root$dir/"
+    say "local CA certificates copied from $dir"
+}
+
 # --- phases -----------------------------------------------------------------
 # Each phase's seconds, printed at the end.
 PHASES=()
@@ -205,6 +221,7 @@ prepare_root() {
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
     cp /etc/hosts "$root/etc/hosts"
     copy_maven_settings
+    copy_local_ca_certs
     git clone -q --no-local "$repo" "$root/root/pulsarc"
     git -C "$root/root/pulsarc" checkout -q --detach "$(git -C "$repo" rev-parse "$ref")"
     say "cloned $(git -C "$root/root/pulsarc" log -1 --format='%h %s' | cut -c1-72)"
