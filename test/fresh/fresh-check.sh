@@ -51,9 +51,15 @@ die() { printf '[fresh] ERROR: %s\n' "$*" >&2; exit 1; }
 # --- mounts ---------------------------------------------------------------
 # Only what the root needs, each mounted on its own (no recursive bind of the
 # host's /dev or /sys) and private, so nothing done inside reaches the host.
-MOUNTS=(proc sys dev dev/pts dev/shm)
+# The root is first bound onto itself so that it is a mount point: seen from
+# inside, /proc/self/mounts then has an entry for "/", which Java's file-store
+# look-up needs (the broker's bookie fails with "Mount point not found"
+# otherwise).
+MOUNTS=(. proc sys dev dev/pts dev/shm)
 
 mount_all() {
+    mount --bind "$root" "$root"
+    mount --make-private "$root"
     mount -t proc proc "$root/proc"
     mount -t sysfs sysfs "$root/sys"
     mount --bind /dev "$root/dev"
@@ -87,6 +93,7 @@ unmount_all() {
     stop_root_processes
     for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
         m="$root/${MOUNTS[i]}"
+        m="${m%/.}"
         if mountpoint -q "$m"; then umount "$m" || umount -l "$m"; fi
     done
 }
