@@ -236,12 +236,18 @@ prepare_root() {
 
 # Runs one of $steps in the root as a login shell of a user who just cloned
 # the repository: a clean environment, the working copy as current dir.
+# In the background and waited for, so that a signal to this script is
+# handled at once (cleanup stops what runs in the root) rather than after
+# the step ends.
 run_in_root() {
-    env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        LANG=C.UTF-8 TERM=dumb PULSARC_BROKER_INSTANCE="$instance" \
-        chroot "$root" /bin/bash -lc "cd /root/pulsarc && $1" 2>&1 |
-        while IFS= read -r line; do printf '%(%T)T %s\n' -1 "$line"; done | tee -a "$log_file"
-    return "${PIPESTATUS[0]}"
+    (
+        env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+            LANG=C.UTF-8 TERM=dumb PULSARC_BROKER_INSTANCE="$instance" \
+            chroot "$root" /bin/bash -lc "cd /root/pulsarc && $1" 2>&1 |
+            while IFS= read -r line; do printf '%(%T)T %s\n' -1 "$line"; done | tee -a "$log_file"
+        exit "${PIPESTATUS[0]}"
+    ) &
+    wait $!
 }
 
 main() {
