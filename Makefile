@@ -4,13 +4,24 @@
 # make           libpulsarc.{a,so} (the client), libpulsarc-connector.{a,so}
 #                (source/sink/table, on the client's public API), their .pc
 #                files, the CLI and examples
-# make test      unit tests, then the live-broker tests (starts and stops a broker)
-# make run       a local broker, a producer and a consumer, figures printed
+# make test      deps, then unit tests, then the live-broker tests (starts and
+#                stops a broker)
+# make run       deps, then a local broker, a producer and a consumer, figures
+#                printed
+# make fresh-check  make run and make test in a fresh minimal Debian 12 root
+#                (debootstrap, chroot; needs root): what a new machine sees
 # make unit      unit tests only (no broker)
 # make asan      unit + live tests built with ASan/UBSan
 # make valgrind  unit tests under valgrind
 # make tsan      unit tests + test_basic, test_consumer under ThreadSanitizer
 # make install PREFIX=/usr/local
+#
+# Compiler and linker flags come from pkg-config when this file is read, so
+# they are only right once the -dev packages are installed: `run` and `test`
+# install them (deps) and then build in a new $(MAKE), which reads this file
+# again. Every compile and link first checks (pkg-check) that pkg-config
+# finds the packages, so a build without them stops with a message saying
+# so instead of linking without their flags.
 #
 # Build options: WITH_TLS=0 (no OpenSSL), WITH_CURL=0 (no libcurl),
 # WITH_ZSTD=0, WITH_SNAPPY=0 (optional codecs), WITH_CONNECTOR=0 (no
@@ -128,13 +139,34 @@ EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 CMD_SRCS := $(sort $(wildcard cmd/pulsarc/*.c))
 CMD_BIN := $(BUILD)/pulsarc
 
-.PHONY: all lib deps test unit live run asan valgrind install clean check-env
+.PHONY: all lib deps test unit live run asan valgrind install clean pkg-check pkg-check-tests
 .SUFFIXES:
+
+# Empty flags from a pkg-config that cannot find a package make the build
+# fail much later, at link time, with undefined references: say what is
+# missing before compiling anything.
+pkg-check:
+	@missing=""; \
+	if command -v pkg-config >/dev/null; then \
+	  for p in $(PKGS); do pkg-config --exists $$p || missing="$$missing $$p"; done; \
+	else missing=" pkg-config"; fi; \
+	command -v protoc-c >/dev/null || missing="$$missing protoc-c"; \
+	if [ -n "$$missing" ]; then \
+	  echo "pulsarc: not found:$$missing (pkg-config packages / tools). Run 'make deps' (Debian) or install them; 'make run' and 'make test' do it for you." >&2; \
+	  exit 1; fi
+pkg-check-tests: pkg-check
+	@command -v pkg-config >/dev/null && pkg-config --exists check || { \
+	  echo "pulsarc: the tests need Check (pkg-config finds no 'check'). Run 'make deps'." >&2; exit 1; }
+
+$(PROTO_C) $(LIB_OBJS) $(SHARED) $(EXAMPLE_BINS) $(CMD_BIN): | pkg-check
+$(UNIT_BINS) $(LIVE_BINS): | pkg-check-tests
 
 all: lib $(EXAMPLE_BINS) $(if $(CMD_SRCS),$(CMD_BIN))
 lib: $(STATIC) $(SHARED) $(PCFILE) $(CONN_STATIC) $(CONN_SHARED) $(CONN_PCFILE)
 
-$(PROTO_C) $(PROTO_H): proto/PulsarApi.proto
+# One protoc-c run writes both (a grouped target: not run once per file, nor
+# twice at once under -j).
+$(PROTO_C) $(PROTO_H) &: proto/PulsarApi.proto
 	@mkdir -p $(BUILD)/gen
 	$(call say,PROTOC,$<)protoc-c --c_out=$(BUILD)/gen -Iproto proto/PulsarApi.proto
 
@@ -212,9 +244,12 @@ docs/CONFIGURATION.md: tools/gen_config_doc.c lib/conf/props.h $(STATIC)
 	$(BUILD)/tools/gen_config_doc > $@
 
 # --- set-up ---------------------------------------------------------------
+# Besides the build: curl, openssl, ss (iproute2) and ps (procps) are used by
+# the test broker's scripts, ca-certificates by Maven's download of the broker.
 DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
             libssl-dev zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev \
             libcurl4-openssl-dev libjson-c-dev check curl openssl valgrind \
+            ca-certificates iproute2 procps \
             clang-14 libclang-rt-14-dev python3-venv musl-tools \
             openjdk-17-jdk-headless maven
 deps:
@@ -281,8 +316,16 @@ test-versions: $(LIVE_BINS) all
 	done; \
 	printf 'test-versions:\n%b' "$$sum"; exit $$st
 
-run: deps all
+# A new make for the build: this one's flags were computed before deps ran.
+run: deps
+	@$(MAKE) --no-print-directory all
 	@$(BROKER) bash examples/run-demo.sh $(BUILD)
+
+# The README's make run and make test, first time, in a minimal Debian 12
+# root made with debootstrap (root needed): see test/fresh/fresh-check.sh.
+.PHONY: fresh-check
+fresh-check:
+	@bash test/fresh/fresh-check.sh
 
 asan:
 	$(MAKE) BUILD=build-asan OPT='-O1 -g -fno-omit-frame-pointer' \
