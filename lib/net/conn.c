@@ -698,6 +698,9 @@ static void process_input(pc_conn_t *c) {
         if (n == 0)
             break;
         if (n < 0) {
+            /* Said once here as well: producers and consumers only learn that
+             * the connection broke, and reconnect as for any broken one. */
+            fprintf(stderr, "pulsarc: closing the connection to %s: bad frame: %s\n", c->peer, err);
             closef(c, (pulsarc_err_t)n, "bad frame from %s: %s", err);
             return;
         }
