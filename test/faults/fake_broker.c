@@ -13,7 +13,8 @@
  *    count, action); the default handler runs when no rule applies. An
  *    error reply has the shape the command expects: a Failed lookup
  *    response for LOOKUP / PARTITIONED_METADATA, SEND_ERROR for SEND,
- *    ERROR{request_id} for the rest.
+ *    ERROR{request_id} for the rest. PC_FB_DEEP answers a SEND with a
+ *    receipt nested thousands deep, written by hand (not pc_frame_encode).
  *  - One consumer at a time receives pushed messages: the one subscribed
  *    most recently. Its permits start at 0 on every SUBSCRIBE, as on a
  *    real broker; queued messages leave only while permits last. Pushed
@@ -425,6 +426,66 @@ static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
     }
 }
 
+/* ---------- hostile replies ---------- */
+
+/* Bytes prepended to a buffer filled from its end, so nesting is a loop. */
+typedef struct backwards {
+    uint8_t *buf;
+    size_t pos;
+} backwards_t;
+
+static void bw_varint(backwards_t *b, uint64_t v) {
+    uint8_t t[10];
+    size_t n = 0;
+    do {
+        t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    b->pos -= n;
+    memcpy(b->buf + b->pos, t, n);
+}
+
+/* Prepends field num: a varint value, or (len) the bytes from pos to end as a sub-message. */
+static void bw_uint(backwards_t *b, uint32_t num, uint64_t v) {
+    bw_varint(b, v);
+    bw_varint(b, (uint64_t)num << 3);
+}
+static void bw_wrap(backwards_t *b, uint32_t num, size_t len) {
+    bw_varint(b, len);
+    bw_varint(b, (uint64_t)num << 3 | 2);
+}
+
+/*
+ * SEND_RECEIPT for `in` whose message id holds an id `depth` levels deep,
+ * each a valid MessageIdData: what protobuf's definitions allow and an
+ * unbounded recursive unpack cannot survive. Encoded by hand: protobuf-c's
+ * pack recurses too.
+ */
+static void reply_deep_receipt(pc_fb_t *fb, fconn_t *c, const Pulsar__Proto__CommandSend *in, int depth) {
+    size_t cap = (size_t)(depth > 0 ? depth : 1) * 16 + 64, end = cap;
+    backwards_t b = {malloc(cap), cap};
+    if (!b.buf)
+        return;
+    for (int i = 0; i < depth; i++) {
+        if (i)
+            bw_wrap(&b, 7, end - b.pos); /* first_chunk_message_id */
+        bw_uint(&b, 2, (uint64_t)fb->next_receipt); /* entryid */
+        bw_uint(&b, 1, RECEIPT_LEDGER);             /* ledgerid */
+    }
+    bw_wrap(&b, 3, end - b.pos); /* CommandSendReceipt.message_id */
+    bw_uint(&b, 2, in->sequence_id);
+    bw_uint(&b, 1, in->producer_id);
+    bw_wrap(&b, T(SEND_RECEIPT), end - b.pos); /* BaseCommand.send_receipt */
+    bw_uint(&b, 1, T(SEND_RECEIPT));
+    size_t cmdlen = end - b.pos;
+    if (pc_buf_reserve(&c->out, 8 + cmdlen) == PULSARC_OK) {
+        pc_buf_put_u32(&c->out, (uint32_t)(4 + cmdlen));
+        pc_buf_put_u32(&c->out, (uint32_t)cmdlen);
+        pc_buf_append(&c->out, b.buf + b.pos, cmdlen);
+    }
+    free(b.buf);
+}
+
 /* ---------- rules ---------- */
 
 /* The rule that takes this command, or NULL. Counts what it sees. */
@@ -456,6 +517,8 @@ static void dispatch(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
     } else if (r->action == PC_FB_REDIRECT && cmd->type == T(LOOKUP)) {
         reply_lookup(fb, c, cmd->lookuptopic->request_id,
                      PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect, 0, NULL);
+    } else if (r->action == PC_FB_DEEP && cmd->type == T(SEND)) {
+        reply_deep_receipt(fb, c, cmd->send, r->server_error);
     } /* PC_FB_IGNORE: nothing */
 }
 

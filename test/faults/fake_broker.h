@@ -28,6 +28,8 @@ typedef enum pc_fb_action {
     PC_FB_ERROR = 1,    /* the command's error reply (ERROR, SEND_ERROR, or a Failed lookup) */
     PC_FB_IGNORE = 2,   /* read it, say nothing */
     PC_FB_REDIRECT = 3, /* LOOKUP only: Redirect to this broker again */
+    PC_FB_DEEP = 4,     /* SEND only: a SEND_RECEIPT whose message id nests server_error
+                           levels deep (first_chunk_message_id), hand-encoded */
 } pc_fb_action_t;
 
 /*
