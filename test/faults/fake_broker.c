@@ -85,6 +85,7 @@ struct pc_fb {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int stop, silent, no_pong;
+    uint32_t partitions; /* what PARTITIONED_METADATA answers (0: not partitioned) */
     int want_close_prod, want_close_cons, want_drop;
     rule_t rules[MAX_RULES];
     int nrules;
@@ -192,6 +193,21 @@ static void reply_partitions(fconn_t *c, uint64_t rid, int failed, int error, co
         r.has_partitions = 1;
         r.partitions = 0;
     }
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = T(PARTITIONED_METADATA_RESPONSE);
+    cmd.partitionmetadataresponse = &r;
+    put(c, &cmd);
+}
+
+/* A successful answer with n partitions (any count, for tests of absurd ones). */
+static void reply_partition_count(fconn_t *c, uint64_t rid, uint32_t n) {
+    Pulsar__Proto__CommandPartitionedTopicMetadataResponse r =
+        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__INIT;
+    r.request_id = rid;
+    r.has_response = 1;
+    r.response = PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Success;
+    r.has_partitions = 1;
+    r.partitions = n;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = T(PARTITIONED_METADATA_RESPONSE);
     cmd.partitionmetadataresponse = &r;
@@ -401,7 +417,7 @@ static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
     uint64_t rid = 0;
     switch (cmd->type) {
     case T(CONNECT): on_connect(c, cmd->connect); break;
-    case T(PARTITIONED_METADATA): reply_partitions(c, cmd->partitionmetadata->request_id, 0, 0, NULL); break;
+    case T(PARTITIONED_METADATA): reply_partition_count(c, cmd->partitionmetadata->request_id, fb->partitions); break;
     case T(LOOKUP):
         reply_lookup(fb, c, cmd->lookuptopic->request_id,
                      PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect, 0, NULL);
@@ -790,6 +806,11 @@ static void set_flag(pc_fb_t *fb, int *flag, int v) {
 
 void pc_fb_set_silent(pc_fb_t *fb, int on) { set_flag(fb, &fb->silent, on); }
 void pc_fb_set_no_pong(pc_fb_t *fb, int on) { set_flag(fb, &fb->no_pong, on); }
+void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n) {
+    pthread_mutex_lock(&fb->lock);
+    fb->partitions = n;
+    pthread_mutex_unlock(&fb->lock);
+}
 void pc_fb_close_producers(pc_fb_t *fb) { set_flag(fb, &fb->want_close_prod, 1); }
 void pc_fb_close_consumers(pc_fb_t *fb) { set_flag(fb, &fb->want_close_cons, 1); }
 void pc_fb_drop_connections(pc_fb_t *fb) { set_flag(fb, &fb->want_drop, 1); }

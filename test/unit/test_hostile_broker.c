@@ -6,6 +6,8 @@
  * io thread's stack on it (SIGSEGV). Now the client must refuse the frame
  * with an error naming the command and the limit, drop that connection,
  * reconnect as for any broken connection, resend, and the send succeeds.
+ * Also a partition count past the client's limit (each partition would
+ * become a producer or consumer): refused with a clear error.
  *
  * Design notes: the scripted fake broker (test/faults/fake_broker.c)
  * writes the nested receipt by hand (PC_FB_DEEP). The client's one line
@@ -115,11 +117,36 @@ START_TEST(test_deeply_nested_receipt_reconnects_and_send_succeeds) {
 }
 END_TEST
 
+/* Partition counts: the limit is answered as is, one more is a protocol error that says so. */
+START_TEST(test_absurd_partition_count_refused) {
+    pc_fb_t *fb = pc_fb_new();
+    ck_assert_ptr_nonnull(fb);
+    pulsarc_client_t *c = client_on(pc_fb_url(fb));
+    char err[256] = "";
+    int n = -1;
+    pc_fb_set_partitions(fb, 100000);
+    ck_assert_msg(pulsarc_client_partitions(c, "fb-topic", &n, err, sizeof err) == PULSARC_OK, "%s", err);
+    ck_assert_int_eq(n, 100000);
+    uint32_t absurd[] = {100001, 0x80000000u, 0xffffffffu};
+    for (size_t i = 0; i < 3; i++) {
+        pc_fb_set_partitions(fb, absurd[i]);
+        err[0] = '\0';
+        pulsarc_err_t e = pulsarc_client_partitions(c, "fb-topic", &n, err, sizeof err);
+        printf("%u partitions: %s: %s\n", absurd[i], pulsarc_errname(e), err);
+        ck_assert_int_eq(e, PULSARC_ERR_PROTOCOL);
+        ck_assert_msg(strstr(err, "more than the limit of 100000") != NULL, "%s", err);
+    }
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("hostile_broker");
     TCase *tc = tcase_create("bytes");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_deeply_nested_receipt_reconnects_and_send_succeeds);
+    tcase_add_test(tc, test_absurd_partition_count_refused);
     suite_add_tcase(s, tc);
     return s;
 }
