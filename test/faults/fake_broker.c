@@ -86,6 +86,7 @@ struct pc_fb {
     pthread_cond_t cond;
     int stop, silent, no_pong;
     uint32_t partitions; /* what PARTITIONED_METADATA answers (0: not partitioned) */
+    int32_t max_message_size; /* what CONNECTED announces (0: the 5 MiB default) */
     int want_close_prod, want_close_cons, want_drop;
     rule_t rules[MAX_RULES];
     int nrules;
@@ -312,13 +313,13 @@ static void pump_messages(pc_fb_t *fb) {
 
 /* ---------- default handlers ---------- */
 
-static void on_connect(fconn_t *c, const Pulsar__Proto__CommandConnect *in) {
+static void on_connect(fconn_t *c, const Pulsar__Proto__CommandConnect *in, int32_t max_message_size) {
     Pulsar__Proto__CommandConnected cd = PULSAR__PROTO__COMMAND_CONNECTED__INIT;
     cd.server_version = "pulsarc-fake-broker";
     cd.has_protocol_version = 1;
     cd.protocol_version = in->has_protocol_version && in->protocol_version < 20 ? in->protocol_version : 20;
     cd.has_max_message_size = 1;
-    cd.max_message_size = PC_DEFAULT_MAX_MESSAGE_SIZE;
+    cd.max_message_size = max_message_size ? max_message_size : PC_DEFAULT_MAX_MESSAGE_SIZE;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = T(CONNECTED);
     cmd.connected = &cd;
@@ -416,7 +417,7 @@ static void on_pong_wanted(pc_fb_t *fb, fconn_t *c) {
 static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
     uint64_t rid = 0;
     switch (cmd->type) {
-    case T(CONNECT): on_connect(c, cmd->connect); break;
+    case T(CONNECT): on_connect(c, cmd->connect, fb->max_message_size); break;
     case T(PARTITIONED_METADATA): reply_partition_count(c, cmd->partitionmetadata->request_id, fb->partitions); break;
     case T(LOOKUP):
         reply_lookup(fb, c, cmd->lookuptopic->request_id,
@@ -806,6 +807,11 @@ static void set_flag(pc_fb_t *fb, int *flag, int v) {
 
 void pc_fb_set_silent(pc_fb_t *fb, int on) { set_flag(fb, &fb->silent, on); }
 void pc_fb_set_no_pong(pc_fb_t *fb, int on) { set_flag(fb, &fb->no_pong, on); }
+void pc_fb_set_max_message_size(pc_fb_t *fb, int32_t n) {
+    pthread_mutex_lock(&fb->lock);
+    fb->max_message_size = n;
+    pthread_mutex_unlock(&fb->lock);
+}
 void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n) {
     pthread_mutex_lock(&fb->lock);
     fb->partitions = n;

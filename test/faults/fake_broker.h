@@ -50,6 +50,8 @@ void pc_fb_set_silent(pc_fb_t *fb, int on);  /* accept and read, never write any
 void pc_fb_set_no_pong(pc_fb_t *fb, int on); /* answer everything but PING */
 /* PARTITIONED_METADATA answers n partitions (default 0), however absurd. */
 void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n);
+/* CONNECTED announces max_message_size n (default 0: 5 MiB), however large. */
+void pc_fb_set_max_message_size(pc_fb_t *fb, int32_t n);
 
 /* Broker-initiated events to every producer / consumer currently open. */
 void pc_fb_close_producers(pc_fb_t *fb);

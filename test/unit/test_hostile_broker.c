@@ -7,13 +7,15 @@
  * with an error naming the command and the limit, drop that connection,
  * reconnect as for any broken connection, resend, and the send succeeds.
  * Also a partition count past the client's limit (each partition would
- * become a producer or consumer): refused with a clear error.
+ * become a producer or consumer): refused with a clear error. And a
+ * CONNECTED claiming a 2 GiB frame limit: capped at 128 MiB.
  *
  * Design notes: the scripted fake broker (test/faults/fake_broker.c)
  * writes the nested receipt by hand (PC_FB_DEEP). The client's one line
  * about the refused frame goes to stderr, which the test reads back by
  * pointing fd 2 at a temporary file for the test's duration.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,12 +143,46 @@ START_TEST(test_absurd_partition_count_refused) {
 }
 END_TEST
 
+/*
+ * CONNECTED claiming a 2 GiB max message size: the client takes at most
+ * 128 MiB (its receive buffer grows to the limit), so a message just over
+ * that is refused locally, and one under the broker's old 5 MiB still goes.
+ */
+START_TEST(test_connected_max_message_size_capped) {
+    pc_fb_t *fb = pc_fb_new();
+    ck_assert_ptr_nonnull(fb);
+    pc_fb_set_max_message_size(fb, INT32_MAX);
+    pulsarc_client_t *c = client_on(pc_fb_url(fb));
+    pulsarc_conf_t *pconf = pct_conf(NULL);
+    pulsarc_producer_t *p = NULL;
+    char err[256] = "";
+    pulsarc_err_t e = pulsarc_producer_new(c, "fb-topic", pconf, &p, err, sizeof err);
+    pulsarc_conf_destroy(pconf);
+    ck_assert_msg(e == PULSARC_OK, "producer: %s (%s)", pulsarc_errname(e), err);
+    size_t big = ((size_t)128 << 20) + 1;
+    char *payload = calloc(1, big);
+    ck_assert_ptr_nonnull(payload);
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    pulsarc_msg_set_payload(m, payload, big, 0);
+    e = pulsarc_producer_send(p, m, NULL);
+    pulsarc_msg_destroy(m);
+    free(payload);
+    printf("128 MiB + 1 with a broker claiming INT32_MAX: %s\n", pulsarc_errname(e));
+    ck_assert_int_eq(e, PULSARC_ERR_MSG_TOO_BIG);
+    ck_assert_int_eq(send_text(p, "small"), PULSARC_OK);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("hostile_broker");
     TCase *tc = tcase_create("bytes");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_deeply_nested_receipt_reconnects_and_send_succeeds);
     tcase_add_test(tc, test_absurd_partition_count_refused);
+    tcase_add_test(tc, test_connected_max_message_size_capped);
     suite_add_tcase(s, tc);
     return s;
 }
