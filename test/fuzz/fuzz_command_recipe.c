@@ -3,7 +3,7 @@
  * a broker sends. It builds valid protobuf for a BaseCommand of any type
  * (chosen from the Type enum, so every command is reached) by walking the
  * protobuf-c descriptors, with what plain mutation rarely finds: messages
- * nested through a self-recursive field up to 200,000 deep, one field
+ * nested through a self-recursive field as deep as 256 KiB allows (~30,000), one field
  * repeated up to 2^20 times (packed runs, repeated sub-messages, repeats
  * of non-repeated fields that protobuf-c merges), absurd varints, long
  * strings, unknown fields. MESSAGE and SEND frames get a payload section:
@@ -39,10 +39,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CAP ((size_t)2 << 20)
+#define CAP ((size_t)256 << 10)
 #define GEN_LEVELS 6
 /* Loops (nesting, repeats) stop with this much room left for what wraps them. */
-#define ROOM ((size_t)256 << 10)
+#define ROOM ((size_t)16 << 10)
 #define MAX_FRAME ((size_t)PC_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_PADDING)
 
 typedef struct gen {
