@@ -117,6 +117,12 @@ static int peek_type(const uint8_t *p, size_t len) {
  * recurses and allocates one fixed block.
  */
 static pulsarc_err_t guard_command(const uint8_t *p, uint32_t cmdlen, char *errstr, size_t errlen) {
+    /* Each level of nesting takes a key and a length byte in its parent, so
+     * fewer than 2 x 16 bytes cannot nest past the limit, nor hold a tenth
+     * of its elements or memory. Receipts, PONGs and SUCCESSes are this
+     * small; the walk would add a quarter to their unpack. */
+    if (cmdlen < 2 * PC_PB_MAX_DEPTH)
+        return PULSARC_OK;
     pc_pbguard_result_t g;
     if (pc_pbguard_check(&pulsar__proto__base_command__descriptor, p, cmdlen, NULL, &g) == PC_PBG_OK)
         return PULSARC_OK;
