@@ -259,7 +259,7 @@ static void recipe_seeds(void) {
         if (t->values[i].value == PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT)
             send_receipt = (uint8_t)i;
     }
-    /* SEND_RECEIPT (producer 5, sequence 6) whose message id nests 131,071 deep */
+    /* SEND_RECEIPT (producer 5, sequence 6) whose message id asks to nest 131,071 deep (as many as fit) */
     uint8_t deep[] = {send_receipt, 1, 5, 6, 1, 0, 2, /* one op: field 2, message_id */
                       1, 5, 6, 1, 6, 0,              /* MessageIdData: op 6, nest ...   */
                       129, 0xff, 0xff, 1};           /* ... 0xffff << 1 times           */
