@@ -16,12 +16,13 @@
  *   elements (sub-messages,      1,000,000    one per topic name in a
  *     repeated values, unknown                namespace listing, one per
  *     fields) in one decode                   property of a message
- *   memory unpacking takes       64 MiB       about 6 x the wire size for
- *                                             properties; frames are <= 5 MiB
+ *   memory unpacking takes       64 MiB       ~8 x the wire size for properties
+ *                                             of 10-byte keys and values: a
+ *                                             whole 5 MiB of them fits
  *
  * The memory figure is an upper estimate of what protobuf-c allocates
  * (structs, arrays, strings, unknown-field copies, its scan bookkeeping);
- * fuzz_pbguard checks the estimate against a counting allocator.
+ * test/fuzz/fuzz_command_recipe.c checks the estimate against a counting allocator.
  * Pure functions; any thread.
  */
 #ifndef PC_PBGUARD_H
