@@ -9,9 +9,9 @@
  * The memory estimate follows protobuf-c 1.4's allocations, each rounded
  * up by SLACK for alignment and allocator headers:
  *   - every message: sizeof the struct, its required-field bitmap, and its
- *     scan slabs: the first STACK_SCANS field occurrences are scanned on
- *     protobuf-c's stack, each one after that costs SCAN_COST (slabs double,
- *     so at most twice the 32-byte record);
+ *     scan slabs: protobuf-c records the first STACK_SCANS field
+ *     occurrences on its stack, then allocates slabs of 32, 64, 128 ...
+ *     SCAN_RECORD-byte records, each when the one before is full;
  *   - repeated fields: the element array (pointer, 4 or 8 bytes a value);
  *   - strings and bytes: their length + 1;
  *   - unknown fields: a record plus a copy of the field's bytes;
@@ -34,7 +34,7 @@ const pc_pbguard_limits_t pc_pbguard_default_limits = {
     PC_PB_MAX_DEPTH, PC_PB_MAX_ELEMENTS, PC_PB_MAX_UNPACKED};
 
 #define SLACK 16
-#define SCAN_COST 64
+#define SCAN_RECORD 32
 #define STACK_SCANS 16
 #define UNKNOWN_RECORD 32
 /* Fields whose "seen once" bit is kept; a larger index shares a bit (overcharges). */
@@ -149,7 +149,7 @@ static pc_pbguard_status_t walk_message(walk_t *w, const ProtobufCMessageDescrip
     if (st)
         return stop(w, st, d, NULL);
     uint8_t seen[SEEN_BITS / 8] = {0};
-    size_t occurrences = 0;
+    size_t occurrences = 0, scan_room = STACK_SCANS, next_slab = 2 * STACK_SCANS;
     while (p < end) {
         const uint8_t *start = p;
         pc_pb_field_t f;
@@ -167,8 +167,12 @@ static pc_pbguard_status_t walk_message(walk_t *w, const ProtobufCMessageDescrip
                 w->res->offset = (size_t)(start - w->top);
             return st;
         }
-        if (++occurrences > STACK_SCANS && charge(w, 0, SCAN_COST))
-            return stop(w, PC_PBG_TOO_BIG, d, fd);
+        if (++occurrences > scan_room) { /* protobuf-c's next scan slab */
+            if (charge(w, 0, next_slab * SCAN_RECORD + SLACK))
+                return stop(w, PC_PBG_TOO_BIG, d, fd);
+            scan_room += next_slab;
+            next_slab *= 2;
+        }
     }
     return PC_PBG_OK;
 }
