@@ -16,8 +16,9 @@
  *   - strings and bytes: their length + 1;
  *   - unknown fields: a record plus a copy of the field's bytes;
  *   - a non-repeated message field seen twice in one message is merged by
- *     protobuf-c, which re-allocates the repeated arrays gathered so far:
- *     charged as everything counted so far (an over-estimate that
+ *     protobuf-c once the repeat is unpacked, re-allocating the repeated
+ *     arrays of both: charged after the repeat's walk as everything counted
+ *     so far (an over-estimate that
  *     doubles per repeat, so a flood of repeats hits the limit fast;
  *     Pulsar's brokers never repeat a non-repeated field).
  *
@@ -109,7 +110,7 @@ static pc_pbguard_status_t known_field(walk_t *w, const ProtobufCMessageDescript
                                        const ProtobufCFieldDescriptor *fd, const pc_pb_field_t *f,
                                        uint8_t *seen, unsigned depth) {
     pc_pbguard_status_t st;
-    int repeated = fd->label == PROTOBUF_C_LABEL_REPEATED;
+    int repeated = fd->label == PROTOBUF_C_LABEL_REPEATED, merge = 0;
     if (repeated && f->wt == PC_WT_LEN && is_packable(fd->type)) {
         long n = packed_count(fd->type, f->bytes, f->len);
         if (n < 0)
@@ -124,8 +125,7 @@ static pc_pbguard_status_t known_field(walk_t *w, const ProtobufCMessageDescript
         if (f->wt != PC_WT_LEN)
             return stop(w, PC_PBG_MALFORMED, d, fd);
         unsigned bit = (unsigned)(fd - d->fields) % SEEN_BITS;
-        if (!repeated && (seen[bit / 8] >> (bit % 8) & 1))
-            bytes += w->res->unpacked; /* protobuf-c merges the two */
+        merge = !repeated && (seen[bit / 8] >> (bit % 8) & 1);
         seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
     }
     st = charge(w, repeated || fd->type == PROTOBUF_C_TYPE_MESSAGE, bytes);
@@ -137,7 +137,13 @@ static pc_pbguard_status_t known_field(walk_t *w, const ProtobufCMessageDescript
         w->res->depth = depth + 1;
         return stop(w, PC_PBG_TOO_DEEP, d, fd);
     }
-    return walk_message(w, fd->descriptor, f->bytes, f->bytes + f->len, depth + 1);
+    st = walk_message(w, fd->descriptor, f->bytes, f->bytes + f->len, depth + 1);
+    if (st || !merge)
+        return st;
+    /* protobuf-c merges the repeat into the earlier one once both are
+     * unpacked, re-allocating arrays of both: charged as all so far */
+    st = charge(w, 0, w->res->unpacked);
+    return st ? stop(w, st, d, fd) : PC_PBG_OK;
 }
 
 static pc_pbguard_status_t walk_message(walk_t *w, const ProtobufCMessageDescriptor *d,
