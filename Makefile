@@ -291,6 +291,12 @@ test: deps
 fuzz:
 	@bash test/fuzz/run.sh
 
+# Every libFuzzer target for 10 million inputs (FUZZ_RUNS), no time limit:
+# hours on two cores. Prints inputs run per target; exits 1 on any finding.
+.PHONY: fuzz-long
+fuzz-long:
+	@FUZZ_SECONDS=0 FUZZ_RUNS=$${FUZZ_RUNS:-10000000} bash test/fuzz/run.sh
+
 .PHONY: cli-test
 cli-test: all
 	@PULSARC_CLI_SKIP_BUILD=1 PULSARC_CLI=$(BUILD)/pulsarc $(BROKER) bash test/cli/test_cli.sh

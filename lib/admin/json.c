@@ -17,6 +17,18 @@
  * from any thread. Readers take the NUL-terminated response text; the NUL
  * is fed to the tokener so that top-level scalars ("true", "12") end.
  * Missing numeric fields read as 0; a field of the wrong type is MALFORMED.
+ *
+ * Bounds on a response (docs/PROTOCOL_BOUNDS.md), so a hostile or broken
+ * server costs bounded memory and stack:
+ *   body size      <= 64 MiB (admin.c stops reading past it)
+ *   nesting        <= JSON_MAX_DEPTH (32) arrays/objects; Pulsar's deepest
+ *                  answer (topic stats: subscription > consumers > consumer
+ *                  > metadata) is about 6. json-c's tokener keeps its own
+ *                  stack, and frees by recursion no deeper than this.
+ *   values         <= JSON_MAX_VALUES (10^6), counted by a scan before
+ *                  json-c allocates anything (each value costs it ~50-100
+ *                  bytes: "[0,0,...]" of 64 MiB would be ~2 GB); a list of
+ *                  100,000 topics is 100,001 values.
  */
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -25,13 +37,43 @@
 #include "admin/admin_int.h"
 #include "core/err.h"
 
+#define JSON_MAX_DEPTH 32
+#define JSON_MAX_VALUES 1000000
+
+/*
+ * An upper bound on the values in text: every value but the first follows
+ * a ',' or ':' or opens right after '['. Brackets inside strings are not
+ * structure, so strings (with their escapes) are skipped.
+ */
+static size_t count_values(const char *p) {
+    size_t n = 1;
+    for (; *p; p++) {
+        if (*p == '"') {
+            while (p[1] && p[1] != '"')
+                p += p[1] == '\\' && p[2] ? 2 : 1;
+            if (!p[1])
+                break;
+            p++;
+        } else if (*p == ',' || *p == ':' || *p == '[' || *p == '{') {
+            n++;
+        }
+    }
+    return n;
+}
+
 /* Parses body (strict, whole text) into *out; what names it in errors. */
 static pulsarc_err_t parse(const char *body, const char *what, json_object **out, char *errstr,
                            size_t errlen) {
     *out = NULL;
     if (!body)
         return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "%s: no response body", what);
-    json_tokener *tok = json_tokener_new();
+    size_t values = count_values(body);
+    if (values > JSON_MAX_VALUES)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "%s: JSON with about %zu values, more than the limit of %d", what, values,
+                         JSON_MAX_VALUES);
+    /* json-c's depth counts a slot beyond the outermost container */
+    json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH + 1);
     if (!tok)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT);

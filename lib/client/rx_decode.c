@@ -13,6 +13,19 @@
  * its bytes can hold is refused when the bytes run out, and its slots are
  * reserved for no more records than its bytes can hold.
  *
+ * Bounds (docs/PROTOCOL_BOUNDS.md); a violation fails that entry only (it
+ * is acked with a validation error, as the broker would redeliver it to a
+ * fresh connection forever):
+ *   MessageMetadata      hand decoder: flat, bounded by meta_len; protobuf-c
+ *                        fallback after core/pbguard.h (depth 16, 10^6
+ *                        elements, 64 MiB)
+ *   uncompressed size    <= the pool's max_entry_bytes (64 MiB)
+ *   batch count          slots reserved for <= payload bytes / 6; records
+ *                        read until the bytes run out, never past them
+ *   SingleMessageMeta    flat wire reader, bounded by its record's size
+ *   chunked message      total <= chunk max bytes, chunks <= 100000 and
+ *                        <= total + 1 (client/chunk_assembler.c)
+ *
  * Runs on the consumer's io thread; touches only the entry it fills.
  */
 #include "client/rx_decode.h"
@@ -24,6 +37,7 @@
 #include "core/base64.h"
 #include "core/codec.h"
 #include "core/pbfast.h"
+#include "core/pbguard.h"
 #include "core/pbwire.h"
 
 #define VE_UNCOMPRESSED_SIZE PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__UncompressedSizeCorruption
@@ -423,6 +437,25 @@ static void build(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
 }
 
 
+/*
+ * protobuf-c for the metadata the fast decoder leaves, after the bounds
+ * check (core/pbguard.h): a hostile entry fails alone, like any corrupt
+ * entry, instead of exhausting the stack or the memory of the io thread.
+ */
+static Pulsar__Proto__MessageMetadata *unpack_metadata_bounded(ProtobufCAllocator *al,
+                                                               const pc_frame_t *f,
+                                                               pc_rx_result_t *r) {
+    pc_pbguard_result_t g;
+    if (pc_pbguard_check(&pulsar__proto__message_metadata__descriptor, f->meta, f->meta_len, NULL,
+                         &g) == PC_PBG_OK)
+        return pulsar__proto__message_metadata__unpack(al, f->meta_len, f->meta);
+    char why[200];
+    const Pulsar__Proto__MessageIdData *id = f->cmd->message->message_id;
+    result_fail(r, VE_BATCH, "entry %llu:%llu metadata refused: %s", (unsigned long long)id->ledgerid,
+                (unsigned long long)id->entryid, pc_pbguard_describe(&g, NULL, why, sizeof why));
+    return NULL;
+}
+
 void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
                   pc_rx_result_t *r) {
     memset(r, 0, sizeof *r);
@@ -445,7 +478,11 @@ void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
     ProtobufCAllocator al = pc_arena_allocator(&e->arena);
     Pulsar__Proto__MessageMetadata *md = pc_fast_metadata(f->meta, f->meta_len, &al);
     if (!md) /* something the fast decoder leaves to protobuf-c */
-        md = pulsar__proto__message_metadata__unpack(&al, f->meta_len, f->meta);
+        md = unpack_metadata_bounded(&al, f, r);
+    if (!md && r->error[0]) {
+        pc_entry_unref(e);
+        return;
+    }
     if (!md) {
         result_fail(r, VE_BATCH, "entry %llu:%llu has metadata that does not parse",
                     (unsigned long long)cm->message_id->ledgerid,

@@ -5,6 +5,15 @@
  * Everything a peer controls (sizes, magics, the command itself) is checked
  * before use, so a hostile stream ends in an error, never in an over-read
  * or an allocation past max_frame. Pure functions; any thread.
+ *
+ * Bounds on what a frame may make the client do (docs/PROTOCOL_BOUNDS.md):
+ *   total size          <= max_frame (the broker's max message size + 10 KiB)
+ *   command size        1 .. total - 4
+ *   BaseCommand unpack  core/pbguard.h: nesting <= 16, elements <= 10^6,
+ *                       unpacked <= 64 MiB, checked before protobuf-c runs
+ *   MESSAGE fast path   no recursion, one fixed block (core/pbfast.c)
+ *   broker entry meta   size <= what is left of the frame; kept raw
+ *   metadata size       <= what is left of the frame
  */
 #include "core/frame.h"
 
@@ -15,6 +24,8 @@
 #include "core/crc32c.h"
 #include "core/err.h"
 #include "core/pbfast.h"
+#include "core/pbguard.h"
+#include "core/pbwire.h"
 
 typedef Pulsar__Proto__BaseCommand__Type cmd_type_t;
 
@@ -87,6 +98,44 @@ static pulsarc_err_t parse_payload(const uint8_t *p, size_t rem, pc_frame_t *out
 
 #undef NAME
 
+/* The type field of a command's top level, for naming it in errors; -1 if absent. */
+static int peek_type(const uint8_t *p, size_t len) {
+    const uint8_t *end = p + len;
+    while (p < end) {
+        pc_pb_field_t f;
+        if (pc_pb_field(&p, end, &f))
+            return -1;
+        if (f.num == 1 && f.wt == PC_WT_VARINT)
+            return (int)f.v;
+    }
+    return -1;
+}
+
+/*
+ * Bounds the unpack before it runs (core/pbguard.h): depth, element count
+ * and memory. The fast MESSAGE path above needs no guard: it never
+ * recurses and allocates one fixed block.
+ */
+static pulsarc_err_t guard_command(const uint8_t *p, uint32_t cmdlen, char *errstr, size_t errlen) {
+    /* Each level of nesting takes a key and a length byte in its parent, so
+     * fewer than 2 x 16 bytes cannot nest past the limit, nor hold a tenth
+     * of its elements or memory. Receipts, PONGs and SUCCESSes are this
+     * small; the walk would add a quarter to their unpack. */
+    if (cmdlen < 2 * PC_PB_MAX_DEPTH)
+        return PULSARC_OK;
+    pc_pbguard_result_t g;
+    if (pc_pbguard_check(&pulsar__proto__base_command__descriptor, p, cmdlen, NULL, &g) == PC_PBG_OK)
+        return PULSARC_OK;
+    char why[200];
+    pc_pbguard_describe(&g, NULL, why, sizeof why);
+    if (g.status == PC_PBG_MALFORMED)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "command of %u bytes does not parse as BaseCommand (%s)", cmdlen, why);
+    int type = peek_type(p, cmdlen);
+    return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "%s command of %u bytes refused: %s",
+                     type >= 0 ? pc_cmd_name(type) : "untyped", cmdlen, why);
+}
+
 static pulsarc_err_t parse_command(const uint8_t *p, uint32_t cmdlen, pc_frame_t *out,
                                    char *errstr, size_t errlen) {
     /* MESSAGE, the one command that comes per entry, is decoded by hand. */
@@ -94,6 +143,9 @@ static pulsarc_err_t parse_command(const uint8_t *p, uint32_t cmdlen, pc_frame_t
         out->fast = 1;
         return PULSARC_OK;
     }
+    pulsarc_err_t err = guard_command(p, cmdlen, errstr, errlen);
+    if (err)
+        return err;
     out->cmd = pulsar__proto__base_command__unpack(out->alloc, cmdlen, p);
     if (!out->cmd)
         return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,

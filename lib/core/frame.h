@@ -21,6 +21,9 @@
 /* Default broker max message size and the header slack brokers allow. */
 #define PC_DEFAULT_MAX_MESSAGE_SIZE (5 * 1024 * 1024)
 #define PC_FRAME_PADDING (10 * 1024)
+/* The most a broker's CONNECTED may raise the frame limit to: the receive
+ * buffer grows to that size, so a claim of 2 GiB must not be taken as is. */
+#define PC_MAX_MESSAGE_SIZE_CEILING ((size_t)128 << 20)
 
 typedef Pulsar__Proto__BaseCommand pc_cmd_t;
 

@@ -4,11 +4,19 @@
  * ids stored by one client can be read back by the other. Optional fields
  * are written only when meaningful (partition and batch index >= 0, batch
  * size > 0). Pure functions; any thread.
+ *
+ * The bytes to deserialize come from the user (a stored checkpoint, a
+ * file), so they are bounded like network bytes before protobuf-c sees
+ * them: an id nests at most one id (first_chunk_message_id, depth 2);
+ * allowed here: depth 4, 4096 elements (ack_set words), 64 KiB unpacked.
  */
 #include <string.h>
 
 #include "PulsarApi.pb-c.h"
+#include "core/pbguard.h"
 #include "pulsarc.h"
+
+static const pc_pbguard_limits_t id_limits = {4, 4096, (size_t)64 << 10};
 
 pulsarc_err_t pulsarc_msgid_serialize(const pulsarc_msgid_t *id, void *buf, size_t *len) {
     if (!id || !len)
@@ -34,6 +42,9 @@ pulsarc_err_t pulsarc_msgid_serialize(const pulsarc_msgid_t *id, void *buf, size
 pulsarc_err_t pulsarc_msgid_deserialize(const void *buf, size_t len, pulsarc_msgid_t *out) {
     if (!buf || !out || len == 0)
         return PULSARC_ERR_INVALID_ARG;
+    pc_pbguard_result_t g;
+    if (pc_pbguard_check(&pulsar__proto__message_id_data__descriptor, buf, len, &id_limits, &g))
+        return PULSARC_ERR_MALFORMED;
     Pulsar__Proto__MessageIdData *m = pulsar__proto__message_id_data__unpack(NULL, len, buf);
     if (!m)
         return PULSARC_ERR_MALFORMED;

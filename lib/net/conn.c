@@ -558,8 +558,9 @@ static void handle_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected
         return;
     }
     c->protocol_version = cd->has_protocol_version ? cd->protocol_version : 0;
-    if (cd->has_max_message_size && cd->max_message_size > 0)
-        c->max_message_size = (size_t)cd->max_message_size;
+    if (cd->has_max_message_size && cd->max_message_size > 0) /* the receive buffer grows to it */
+        c->max_message_size = (size_t)cd->max_message_size > PC_MAX_MESSAGE_SIZE_CEILING ? PC_MAX_MESSAGE_SIZE_CEILING
+                                                                                 : (size_t)cd->max_message_size;
     c->rbuf.limit = c->max_message_size + PC_FRAME_PADDING + 8;
     c->state = ST_READY;
     pc_timer_stop(c->loop, &c->connect_timer);
@@ -767,6 +768,9 @@ static void process_input(pc_conn_t *c) {
         if (n == 0)
             break;
         if (n < 0) {
+            /* Said once here as well: producers and consumers only learn that
+             * the connection broke, and reconnect as for any broken one. */
+            fprintf(stderr, "pulsarc: closing the connection to %s: bad frame: %s\n", c->peer, err);
             closef(c, (pulsarc_err_t)n, "bad frame from %s: %s", err);
             return;
         }

@@ -15,6 +15,13 @@
 #include "core/err.h"
 #include "net/lookup_http.h"
 
+/*
+ * Each partition becomes a producer or consumer of its own, so a count
+ * from the broker is bounded before anything is allocated for it; real
+ * topics have tens to thousands (the wire type allows 2^32 - 1).
+ */
+#define PC_MAX_PARTITIONS 100000
+
 typedef struct lookup_op {
     pc_lookup_svc_t *svc;
     char *topic;
@@ -177,6 +184,13 @@ static void on_partitions_reply(void *arg, pulsarc_err_t err, const pc_frame_t *
         r->response == PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Failed) {
         err = r->has_error ? pc_err_from_server(r->error) : PULSARC_ERR_PROTOCOL;
         pfinish(op, err, r->message ? r->message : "partition metadata lookup failed", 0);
+        return;
+    }
+    if (r->has_partitions && r->partitions > PC_MAX_PARTITIONS) {
+        char m[200];
+        snprintf(m, sizeof m, "PARTITIONED_METADATA_RESPONSE says %s has %u partitions, more than the limit of %d",
+                 op->topic, r->partitions, PC_MAX_PARTITIONS);
+        pfinish(op, PULSARC_ERR_PROTOCOL, m, 0);
         return;
     }
     pfinish(op, PULSARC_OK, NULL, r->has_partitions ? (int)r->partitions : 0);

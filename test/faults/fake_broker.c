@@ -13,7 +13,8 @@
  *    count, action); the default handler runs when no rule applies. An
  *    error reply has the shape the command expects: a Failed lookup
  *    response for LOOKUP / PARTITIONED_METADATA, SEND_ERROR for SEND,
- *    ERROR{request_id} for the rest.
+ *    ERROR{request_id} for the rest. PC_FB_DEEP answers a SEND with a
+ *    receipt nested thousands deep, written by hand (not pc_frame_encode).
  *  - One consumer at a time receives pushed messages: the one subscribed
  *    most recently. Its permits start at 0 on every SUBSCRIBE, as on a
  *    real broker; queued messages leave only while permits last. Pushed
@@ -84,6 +85,8 @@ struct pc_fb {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int stop, silent, no_pong;
+    uint32_t partitions; /* what PARTITIONED_METADATA answers (0: not partitioned) */
+    int32_t max_message_size; /* what CONNECTED announces (0: the 5 MiB default) */
     int want_close_prod, want_close_cons, want_drop;
     rule_t rules[MAX_RULES];
     int nrules;
@@ -197,6 +200,21 @@ static void reply_partitions(fconn_t *c, uint64_t rid, int failed, int error, co
     put(c, &cmd);
 }
 
+/* A successful answer with n partitions (any count, for tests of absurd ones). */
+static void reply_partition_count(fconn_t *c, uint64_t rid, uint32_t n) {
+    Pulsar__Proto__CommandPartitionedTopicMetadataResponse r =
+        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__INIT;
+    r.request_id = rid;
+    r.has_response = 1;
+    r.response = PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Success;
+    r.has_partitions = 1;
+    r.partitions = n;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = T(PARTITIONED_METADATA_RESPONSE);
+    cmd.partitionmetadataresponse = &r;
+    put(c, &cmd);
+}
+
 static void reply_send_error(fconn_t *c, const Pulsar__Proto__CommandSend *s, int error,
                              const char *msg) {
     Pulsar__Proto__CommandSendError e = PULSAR__PROTO__COMMAND_SEND_ERROR__INIT;
@@ -299,13 +317,13 @@ static void pump_messages(pc_fb_t *fb) {
 
 /* ---------- default handlers ---------- */
 
-static void on_connect(fconn_t *c, const Pulsar__Proto__CommandConnect *in) {
+static void on_connect(fconn_t *c, const Pulsar__Proto__CommandConnect *in, int32_t max_message_size) {
     Pulsar__Proto__CommandConnected cd = PULSAR__PROTO__COMMAND_CONNECTED__INIT;
     cd.server_version = "pulsarc-fake-broker";
     cd.has_protocol_version = 1;
     cd.protocol_version = in->has_protocol_version && in->protocol_version < 20 ? in->protocol_version : 20;
     cd.has_max_message_size = 1;
-    cd.max_message_size = PC_DEFAULT_MAX_MESSAGE_SIZE;
+    cd.max_message_size = max_message_size ? max_message_size : PC_DEFAULT_MAX_MESSAGE_SIZE;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = T(CONNECTED);
     cmd.connected = &cd;
@@ -403,8 +421,8 @@ static void on_pong_wanted(pc_fb_t *fb, fconn_t *c) {
 static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
     uint64_t rid = 0;
     switch (cmd->type) {
-    case T(CONNECT): on_connect(c, cmd->connect); break;
-    case T(PARTITIONED_METADATA): reply_partitions(c, cmd->partitionmetadata->request_id, 0, 0, NULL); break;
+    case T(CONNECT): on_connect(c, cmd->connect, fb->max_message_size); break;
+    case T(PARTITIONED_METADATA): reply_partition_count(c, cmd->partitionmetadata->request_id, fb->partitions); break;
     case T(LOOKUP):
         reply_lookup(fb, c, cmd->lookuptopic->request_id,
                      PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect, 0, NULL);
@@ -427,6 +445,66 @@ static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
             reply_success(c, rid);
         break;
     }
+}
+
+/* ---------- hostile replies ---------- */
+
+/* Bytes prepended to a buffer filled from its end, so nesting is a loop. */
+typedef struct backwards {
+    uint8_t *buf;
+    size_t pos;
+} backwards_t;
+
+static void bw_varint(backwards_t *b, uint64_t v) {
+    uint8_t t[10];
+    size_t n = 0;
+    do {
+        t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    b->pos -= n;
+    memcpy(b->buf + b->pos, t, n);
+}
+
+/* Prepends field num: a varint value, or (len) the bytes from pos to end as a sub-message. */
+static void bw_uint(backwards_t *b, uint32_t num, uint64_t v) {
+    bw_varint(b, v);
+    bw_varint(b, (uint64_t)num << 3);
+}
+static void bw_wrap(backwards_t *b, uint32_t num, size_t len) {
+    bw_varint(b, len);
+    bw_varint(b, (uint64_t)num << 3 | 2);
+}
+
+/*
+ * SEND_RECEIPT for `in` whose message id holds an id `depth` levels deep,
+ * each a valid MessageIdData: what protobuf's definitions allow and an
+ * unbounded recursive unpack cannot survive. Encoded by hand: protobuf-c's
+ * pack recurses too.
+ */
+static void reply_deep_receipt(pc_fb_t *fb, fconn_t *c, const Pulsar__Proto__CommandSend *in, int depth) {
+    size_t cap = (size_t)(depth > 0 ? depth : 1) * 16 + 64, end = cap;
+    backwards_t b = {malloc(cap), cap};
+    if (!b.buf)
+        return;
+    for (int i = 0; i < depth; i++) {
+        if (i)
+            bw_wrap(&b, 7, end - b.pos); /* first_chunk_message_id */
+        bw_uint(&b, 2, (uint64_t)fb->next_receipt); /* entryid */
+        bw_uint(&b, 1, RECEIPT_LEDGER);             /* ledgerid */
+    }
+    bw_wrap(&b, 3, end - b.pos); /* CommandSendReceipt.message_id */
+    bw_uint(&b, 2, in->sequence_id);
+    bw_uint(&b, 1, in->producer_id);
+    bw_wrap(&b, T(SEND_RECEIPT), end - b.pos); /* BaseCommand.send_receipt */
+    bw_uint(&b, 1, T(SEND_RECEIPT));
+    size_t cmdlen = end - b.pos;
+    if (pc_buf_reserve(&c->out, 8 + cmdlen) == PULSARC_OK) {
+        pc_buf_put_u32(&c->out, (uint32_t)(4 + cmdlen));
+        pc_buf_put_u32(&c->out, (uint32_t)cmdlen);
+        pc_buf_append(&c->out, b.buf + b.pos, cmdlen);
+    }
+    free(b.buf);
 }
 
 /* ---------- rules ---------- */
@@ -467,6 +545,8 @@ static void dispatch(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
     } else if (r->action == PC_FB_REDIRECT && cmd->type == T(LOOKUP)) {
         reply_lookup(fb, c, cmd->lookuptopic->request_id,
                      PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect, 0, NULL);
+    } else if (r->action == PC_FB_DEEP && cmd->type == T(SEND)) {
+        reply_deep_receipt(fb, c, cmd->send, r->server_error);
     } else if (r->action == PC_FB_CLOSE) {
         c->dead = 1; /* reap() closes it, unanswered */
     } else if (r->action == PC_FB_GARBAGE) {
@@ -752,6 +832,16 @@ static void set_flag(pc_fb_t *fb, int *flag, int v) {
 
 void pc_fb_set_silent(pc_fb_t *fb, int on) { set_flag(fb, &fb->silent, on); }
 void pc_fb_set_no_pong(pc_fb_t *fb, int on) { set_flag(fb, &fb->no_pong, on); }
+void pc_fb_set_max_message_size(pc_fb_t *fb, int32_t n) {
+    pthread_mutex_lock(&fb->lock);
+    fb->max_message_size = n;
+    pthread_mutex_unlock(&fb->lock);
+}
+void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n) {
+    pthread_mutex_lock(&fb->lock);
+    fb->partitions = n;
+    pthread_mutex_unlock(&fb->lock);
+}
 void pc_fb_close_producers(pc_fb_t *fb) { set_flag(fb, &fb->want_close_prod, 1); }
 void pc_fb_close_consumers(pc_fb_t *fb) { set_flag(fb, &fb->want_close_cons, 1); }
 void pc_fb_drop_connections(pc_fb_t *fb) { set_flag(fb, &fb->want_drop, 1); }

@@ -31,6 +31,8 @@ typedef enum pc_fb_action {
     PC_FB_CLOSE = 4,       /* close the connection at once, unanswered */
     PC_FB_GARBAGE = 5,     /* answer with bytes that are no command (the connection stays) */
     PC_FB_REPLY_CLOSE = 6, /* answer as usual, then close the connection */
+    PC_FB_DEEP = 7,        /* SEND only: a SEND_RECEIPT whose message id nests server_error
+                           levels deep (first_chunk_message_id), hand-encoded */
 } pc_fb_action_t;
 
 /*
@@ -49,6 +51,10 @@ void pc_fb_clear_rules(pc_fb_t *fb);
 /* Global modes. */
 void pc_fb_set_silent(pc_fb_t *fb, int on);  /* accept and read, never write anything */
 void pc_fb_set_no_pong(pc_fb_t *fb, int on); /* answer everything but PING */
+/* PARTITIONED_METADATA answers n partitions (default 0), however absurd. */
+void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n);
+/* CONNECTED announces max_message_size n (default 0: 5 MiB), however large. */
+void pc_fb_set_max_message_size(pc_fb_t *fb, int32_t n);
 
 /* Broker-initiated events to every producer / consumer currently open. */
 void pc_fb_close_producers(pc_fb_t *fb);

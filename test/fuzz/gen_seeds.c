@@ -248,6 +248,24 @@ static void codec_seeds(void) {
     }
 }
 
+/* ---- fuzz_command_recipe: recipes, read as that target's generator reads them ---- */
+
+static void recipe_seeds(void) {
+    const ProtobufCEnumDescriptor *t = &pulsar__proto__base_command__type__descriptor;
+    uint8_t send_receipt = 0;
+    for (unsigned i = 0; i < t->n_values && i < 256; i++) {
+        uint8_t r[3] = {(uint8_t)i, 1, 0}; /* the command with its required fields */
+        put_file("fuzz_command_recipe", t->values[i].name, r, sizeof r);
+        if (t->values[i].value == PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT)
+            send_receipt = (uint8_t)i;
+    }
+    /* SEND_RECEIPT (producer 5, sequence 6) whose message id asks to nest 131,071 deep (as many as fit) */
+    uint8_t deep[] = {send_receipt, 1, 5, 6, 1, 0, 2, /* one op: field 2, message_id */
+                      1, 5, 6, 1, 6, 0,              /* MessageIdData: op 6, nest ...   */
+                      129, 0xff, 0xff, 1};           /* ... 0xffff << 1 times           */
+    put_file("fuzz_command_recipe", "send_receipt_deep", deep, sizeof deep);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: gen_seeds DIR\n");
@@ -259,5 +277,6 @@ int main(int argc, char **argv) {
     rx_seeds();
     text_seeds();
     codec_seeds();
+    recipe_seeds();
     return 0;
 }

@@ -3,7 +3,8 @@
 #
 #   bash test/fuzz/run.sh [--seeds] [target ...]
 #
-# FUZZ_SECONDS  seconds per target (default 30)
+# FUZZ_SECONDS  seconds per target (default 30; 0: no time limit)
+# FUZZ_RUNS     inputs per target (default: no limit; `make fuzz-long` sets 10000000)
 # FUZZ_OUT      build and work directory (default /tmp/pulsarc-fuzz)
 # FUZZ_CC       compiler (default clang, else clang-14)
 # FUZZ_JOBS     parallel compiles (default 2)
@@ -94,25 +95,27 @@ if (( ${#targets[@]} == 0 )); then
 fi
 
 status=0
-printf '%-18s %12s %10s %8s  %s\n' target execs exec/s cov result
+printf '%-20s %12s %10s %8s  %s\n' target execs exec/s cov result
 for t in "${targets[@]}"; do
   if [[ "$t" == fuzz_admin_json ]] && [[ "$defs" != *PULSARC_WITH_CURL* ]]; then
-    printf '%-18s %12s %10s %8s  %s\n' "$t" - - - "skipped (no admin module)"; continue
+    printf '%-20s %12s %10s %8s  %s\n' "$t" - - - "skipped (no admin module)"; continue
   fi
   # shellcheck disable=SC2086
   if ! $CC $cflags -fsanitize=fuzzer "$here/$t.c" "$OUT/libpulsarc-fuzz.a" $libs -o "$OUT/bin/$t" 2>"$OUT/logs/$t.build"; then
-    printf '%-18s %12s %10s %8s  %s\n' "$t" - - - "BUILD FAILED (see $OUT/logs/$t.build)"; status=1; continue
+    printf '%-20s %12s %10s %8s  %s\n' "$t" - - - "BUILD FAILED (see $OUT/logs/$t.build)"; status=1; continue
   fi
   mkdir -p "$OUT/corpus/$t" "$here/corpus/$t"
   log="$OUT/logs/$t.log"
   rc=0
-  "$OUT/bin/$t" -max_total_time="$SECS" -rss_limit_mb=512 -malloc_limit_mb=256 -timeout=10 \
+  runs=()
+  [[ -n "${FUZZ_RUNS:-}" ]] && runs=(-runs="$FUZZ_RUNS")
+  "$OUT/bin/$t" -max_total_time="$SECS" "${runs[@]}" -rss_limit_mb=512 -malloc_limit_mb=256 -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$t-" \
     "$OUT/corpus/$t" "$here/corpus/$t" >"$log" 2>&1 || rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   eps=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   if (( rc == 0 )); then res=ok; else res="FINDING (exit $rc, see $log)"; status=1; fi
-  printf '%-18s %12s %10s %8s  %s\n' "$t" "$execs" "$eps" "$cov" "$res"
+  printf '%-20s %12s %10s %8s  %s\n' "$t" "$execs" "$eps" "$cov" "$res"
 done
 exit $status
