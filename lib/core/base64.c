@@ -1,8 +1,10 @@
 /*
  * Design notes: binary partition keys travel base64-encoded in
  * MessageMetadata.partition_key with partition_key_b64_encoded set, exactly
- * as the Java client sends them, so both sides hash the same string. Pure
- * functions; any thread.
+ * as the Java client sends them, so both sides hash the same string; those
+ * use the strict decoder. Hand-written configuration (an OAuth2 key file in
+ * a data: URL) uses the lenient one, which also takes the URL-safe alphabet
+ * and missing padding. Pure functions; any thread.
  */
 #include "core/base64.h"
 
@@ -27,15 +29,23 @@ void pc_base64_encode(const void *in, size_t n, char *out) {
     out[o] = '\0';
 }
 
-static int value_of(char c) {
+/* The value of c in the standard alphabet, or with url_safe also in the
+ * URL-safe one ('-' and '_' for '+' and '/'); -1 if it is in neither. */
+static int digit_value(char c, int url_safe) {
     if (c >= 'A' && c <= 'Z')
         return c - 'A';
     if (c >= 'a' && c <= 'z')
         return c - 'a' + 26;
     if (c >= '0' && c <= '9')
         return c - '0' + 52;
-    return c == '+' ? 62 : c == '/' ? 63 : -1;
+    if (c == '+' || (url_safe && c == '-'))
+        return 62;
+    if (c == '/' || (url_safe && c == '_'))
+        return 63;
+    return -1;
 }
+
+static int value_of(char c) { return digit_value(c, 0); }
 
 long pc_base64_decode(const char *in, size_t len, uint8_t *out) {
     if (len % 4)
@@ -57,4 +67,24 @@ long pc_base64_decode(const char *in, size_t len, uint8_t *out) {
             out[o++] = (uint8_t)v;
     }
     return o;
+}
+
+long pc_base64_decode_lenient(const char *in, size_t len, uint8_t *out) {
+    long o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t i = 0;
+    for (; i < len && in[i] != '='; i++) {
+        int v = digit_value(in[i], 1);
+        if (v < 0)
+            return -1;
+        acc = acc << 6 | (uint32_t)v;
+        if ((bits += 6) >= 8) {
+            bits -= 8;
+            out[o++] = (uint8_t)(acc >> bits);
+        }
+    }
+    while (i < len && in[i] == '=') /* padding, if any, only at the end */
+        i++;
+    return i < len ? -1 : o;
 }

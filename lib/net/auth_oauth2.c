@@ -48,6 +48,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base64.h"
 #include "core/err.h"
 #include "net/auth_plugin.h"
 
@@ -544,36 +545,6 @@ static void oauth2_free(pc_auth_t *a) {
 
 /* ---------- configuration (application thread) ---------- */
 
-static int b64val(int c) {
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    return c == '+' || c == '-' ? 62 : c == '/' || c == '_' ? 63 : -1;
-}
-
-/* Standard or URL-safe base64, padding optional. Returns the length or -1. */
-static long b64decode(const char *s, char *out) {
-    long n = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (; *s && *s != '='; s++) {
-        int v = b64val((unsigned char)*s);
-        if (v < 0)
-            return -1;
-        acc = acc << 6 | (unsigned)v;
-        if ((bits += 6) >= 8) {
-            bits -= 8;
-            out[n++] = (char)(acc >> bits);
-        }
-    }
-    while (*s == '=')
-        s++;
-    return *s ? -1 : n;
-}
-
 static int hexdig(int c) {
     return isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10) : -1;
 }
@@ -599,7 +570,7 @@ static pulsarc_err_t read_data_url(const char *url, char **out, char *err, size_
         return pc_seterr(err, errlen, PULSARC_ERR_NOMEM, "out of memory");
     long n = 0;
     if (base64) {
-        n = b64decode(p, buf);
+        n = pc_base64_decode_lenient(p, strlen(p), (uint8_t *)buf);
     } else { /* percent-encoded */
         for (; *p && n >= 0; p++) {
             int hi, lo;

@@ -78,18 +78,9 @@ MAIN_CLASS=org.apache.pulsar.PulsarStandaloneStarter
 log() { printf '[broker] %s\n' "$*" >&2; }
 die() { printf '[broker] ERROR: %s\n' "$*" >&2; exit 1; }
 
-java_bin() {
-    if [[ -n "${JAVA_HOME:-}" ]]; then
-        printf '%s\n' "$JAVA_HOME/bin/java"
-    else
-        printf '%s\n' java
-    fi
-}
-
-# True if something accepts TCP connections on ${2:-127.0.0.1}:$1.
-port_in_use() {
-    timeout 2 bash -c "exec 3<>/dev/tcp/${2:-$BROKER_HOST}/$1" 2>/dev/null
-}
+# java_bin, port_in_use, alive, classpath_jars_present.
+# shellcheck source=../jvm-common.sh
+source "$BROKER_DIR/../jvm-common.sh"
 
 # Prints the PID from the PID file if that process is our broker JVM.
 running_pid() {
@@ -101,12 +92,4 @@ running_pid() {
     # Guard against a recycled PID: the process must be our broker.
     tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "$MAIN_CLASS" || return 1
     printf '%s\n' "$pid"
-}
-
-# True if PID $1 is a live process (zombies, whose cmdline is empty, count as
-# gone: start.sh's own child stays a zombie until start.sh exits).
-alive() {
-    local state
-    state="$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null || true)"
-    [[ -n "$state" && "$state" != Z && "$state" != X ]]
 }

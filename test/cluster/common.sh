@@ -83,18 +83,9 @@ pid_file() { echo "$WORK_DIR/$1.pid"; }
 log() { printf '[cluster] %s\n' "$*" >&2; }
 die() { printf '[cluster] ERROR: %s\n' "$*" >&2; exit 1; }
 
-java_bin() {
-    if [[ -n "${JAVA_HOME:-}" ]]; then
-        printf '%s\n' "$JAVA_HOME/bin/java"
-    else
-        printf '%s\n' java
-    fi
-}
-
-# True if something accepts TCP connections on ${2:-127.0.0.1}:$1.
-port_in_use() {
-    timeout 2 bash -c "exec 3<>/dev/tcp/${2:-$HOST}/$1" 2>/dev/null
-}
+# java_bin, port_in_use, alive, classpath_jars_present.
+# shellcheck source=../jvm-common.sh
+source "$CLUSTER_DIR/../jvm-common.sh"
 
 # Prints the PID of role $1 if its PID file names a live JVM of that role
 # (and of this work dir: a recycled PID or another instance never matches).
@@ -111,13 +102,6 @@ running_pid() {
     grep -qx "$(main_class "$1")" <<< "$cmdline" || return 1
     grep -qx -- "-Dpulsarc.cluster.work=$WORK_DIR" <<< "$cmdline" || return 1
     printf '%s\n' "$pid"
-}
-
-# True if PID $1 is a live process (zombies count as gone).
-alive() {
-    local state
-    state="$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null || true)"
-    [[ -n "$state" && "$state" != Z && "$state" != X ]]
 }
 
 # Every port the cluster binds, as "port host" lines.

@@ -7,11 +7,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 cp_is_fresh() {
-    local jar
     [[ -s "$CP_FILE" && "$CP_FILE" -nt "$CLUSTER_DIR/pom.xml" ]] || return 1
-    while IFS= read -r -d ':' jar; do
-        [[ -f "$jar" ]] || return 1
-    done < <(cat "$CP_FILE"; printf ':')
+    classpath_jars_present "$CP_FILE"
 }
 
 if [[ "${1:-}" != "--force" ]] && cp_is_fresh; then

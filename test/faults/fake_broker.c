@@ -41,6 +41,7 @@
 
 #include "core/buf.h"
 #include "core/frame.h"
+#include "pb_backwards.h"
 
 #define MAX_RULES 32
 #define MAX_IDS 32
@@ -449,33 +450,6 @@ static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
 
 /* ---------- hostile replies ---------- */
 
-/* Bytes prepended to a buffer filled from its end, so nesting is a loop. */
-typedef struct backwards {
-    uint8_t *buf;
-    size_t pos;
-} backwards_t;
-
-static void bw_varint(backwards_t *b, uint64_t v) {
-    uint8_t t[10];
-    size_t n = 0;
-    do {
-        t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    b->pos -= n;
-    memcpy(b->buf + b->pos, t, n);
-}
-
-/* Prepends field num: a varint value, or (len) the bytes from pos to end as a sub-message. */
-static void bw_uint(backwards_t *b, uint32_t num, uint64_t v) {
-    bw_varint(b, v);
-    bw_varint(b, (uint64_t)num << 3);
-}
-static void bw_wrap(backwards_t *b, uint32_t num, size_t len) {
-    bw_varint(b, len);
-    bw_varint(b, (uint64_t)num << 3 | 2);
-}
-
 /*
  * SEND_RECEIPT for `in` whose message id holds an id `depth` levels deep,
  * each a valid MessageIdData: what protobuf's definitions allow and an
@@ -484,22 +458,22 @@ static void bw_wrap(backwards_t *b, uint32_t num, size_t len) {
  */
 static void reply_deep_receipt(pc_fb_t *fb, fconn_t *c, const Pulsar__Proto__CommandSend *in, int depth) {
     size_t cap = (size_t)(depth > 0 ? depth : 1) * 16 + 64, end = cap;
-    backwards_t b = {malloc(cap), cap};
+    pb_backwards_t b = {malloc(cap), cap, 0, 0};
     if (!b.buf)
         return;
     for (int i = 0; i < depth; i++) {
         if (i)
-            bw_wrap(&b, 7, end - b.pos); /* first_chunk_message_id */
-        bw_uint(&b, 2, (uint64_t)fb->next_receipt); /* entryid */
-        bw_uint(&b, 1, RECEIPT_LEDGER);             /* ledgerid */
+            pbb_wrap(&b, 7, end - b.pos); /* first_chunk_message_id */
+        pbb_uint(&b, 2, (uint64_t)fb->next_receipt); /* entryid */
+        pbb_uint(&b, 1, RECEIPT_LEDGER);             /* ledgerid */
     }
-    bw_wrap(&b, 3, end - b.pos); /* CommandSendReceipt.message_id */
-    bw_uint(&b, 2, in->sequence_id);
-    bw_uint(&b, 1, in->producer_id);
-    bw_wrap(&b, T(SEND_RECEIPT), end - b.pos); /* BaseCommand.send_receipt */
-    bw_uint(&b, 1, T(SEND_RECEIPT));
+    pbb_wrap(&b, 3, end - b.pos); /* CommandSendReceipt.message_id */
+    pbb_uint(&b, 2, in->sequence_id);
+    pbb_uint(&b, 1, in->producer_id);
+    pbb_wrap(&b, T(SEND_RECEIPT), end - b.pos); /* BaseCommand.send_receipt */
+    pbb_uint(&b, 1, T(SEND_RECEIPT));
     size_t cmdlen = end - b.pos;
-    if (pc_buf_reserve(&c->out, 8 + cmdlen) == PULSARC_OK) {
+    if (!b.full && pc_buf_reserve(&c->out, 8 + cmdlen) == PULSARC_OK) {
         pc_buf_put_u32(&c->out, (uint32_t)(4 + cmdlen));
         pc_buf_put_u32(&c->out, (uint32_t)cmdlen);
         pc_buf_append(&c->out, b.buf + b.pos, cmdlen);

@@ -36,6 +36,7 @@
 #include "core/crc32c.h"
 #include "core/frame.h"
 #include "core/pbguard.h"
+#include "pb_backwards.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,42 +48,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct gen {
     const uint8_t *r, *rend; /* the recipe */
-    uint8_t *buf;            /* output, written from the end */
-    size_t pos;
-    int full;                /* out of room: the rest is skipped */
+    pb_backwards_t out;      /* output, written from the end; full: the rest is skipped */
 } gen_t;
 
 static unsigned take(gen_t *g) { return g->r < g->rend ? *g->r++ : 0; }
 static unsigned take16(gen_t *g) { return take(g) | take(g) << 8; }
 
-static size_t used(const gen_t *g) { return CAP - g->pos; }
-
-static void put(gen_t *g, const void *p, size_t n) {
-    if (g->full || g->pos < n + 64) {
-        g->full = 1;
-        return;
-    }
-    g->pos -= n;
-    memcpy(g->buf + g->pos, p, n);
-}
-
-static void put_varint(gen_t *g, uint64_t v) {
-    uint8_t t[10];
-    size_t n = 0;
-    do {
-        t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    put(g, t, n);
-}
-
-static void put_key(gen_t *g, uint32_t num, int wt) { put_varint(g, (uint64_t)num << 3 | (unsigned)wt); }
-
-/* Wraps the last len bytes written as field num. */
-static void wrap(gen_t *g, uint32_t num, size_t len) {
-    put_varint(g, len);
-    put_key(g, num, 2);
-}
+static size_t used(const gen_t *g) { return CAP - g->out.pos; }
 
 /* Small, one past a byte, 2^31 - 1, 2^32, all ones, "negative". */
 static uint64_t absurd_value(gen_t *g) {
@@ -113,27 +85,27 @@ static void gen_scalar(gen_t *g, const ProtobufCFieldDescriptor *fd) {
     switch (fd->type) {
     case PROTOBUF_C_TYPE_FIXED32: case PROTOBUF_C_TYPE_SFIXED32: case PROTOBUF_C_TYPE_FLOAT: {
         uint32_t v = (uint32_t)absurd_value(g);
-        put(g, &v, 4);
-        put_key(g, fd->id, 5);
+        pbb_bytes(&g->out, &v, 4);
+        pbb_key(&g->out, fd->id, 5);
         return;
     }
     case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_DOUBLE: {
         uint64_t v = absurd_value(g);
-        put(g, &v, 8);
-        put_key(g, fd->id, 1);
+        pbb_bytes(&g->out, &v, 8);
+        pbb_key(&g->out, fd->id, 1);
         return;
     }
     case PROTOBUF_C_TYPE_ENUM: {
         const ProtobufCEnumDescriptor *e = fd->descriptor;
         unsigned k = take(g);
-        put_varint(g, k < 200 && e->n_values ? (uint64_t)(int64_t)e->values[k % e->n_values].value
-                                             : absurd_value(g));
-        put_key(g, fd->id, 0);
+        pbb_varint(&g->out, k < 200 && e->n_values ? (uint64_t)(int64_t)e->values[k % e->n_values].value
+                                                   : absurd_value(g));
+        pbb_key(&g->out, fd->id, 0);
         return;
     }
     default:
-        put_varint(g, absurd_value(g));
-        put_key(g, fd->id, 0);
+        pbb_varint(&g->out, absurd_value(g));
+        pbb_key(&g->out, fd->id, 0);
         return;
     }
 }
@@ -141,15 +113,15 @@ static void gen_scalar(gen_t *g, const ProtobufCFieldDescriptor *fd) {
 static void gen_string(gen_t *g, const ProtobufCFieldDescriptor *fd) {
     unsigned k = take(g);
     size_t n = k < 200 ? k % 40 : absurd_count(g);
-    if (n > g->pos / 2)
-        n = g->pos / 2;
-    if (g->full || g->pos < n + 64) {
-        g->full = 1;
+    if (n > g->out.pos / 2)
+        n = g->out.pos / 2;
+    if (g->out.full || g->out.pos < n + 64) {
+        g->out.full = 1;
         return;
     }
-    g->pos -= n;
-    memset(g->buf + g->pos, 'a' + (int)(k % 26), n);
-    wrap(g, fd->id, n);
+    g->out.pos -= n;
+    memset(g->out.buf + g->out.pos, 'a' + (int)(k % 26), n);
+    pbb_wrap(&g->out, fd->id, n);
 }
 
 /* One occurrence of fd. */
@@ -158,7 +130,7 @@ static void gen_field(gen_t *g, const ProtobufCFieldDescriptor *fd, int level) {
         size_t before = used(g);
         if (level < GEN_LEVELS)
             gen_message(g, fd->descriptor, level + 1);
-        wrap(g, fd->id, used(g) - before);
+        pbb_wrap(&g->out, fd->id, used(g) - before);
     } else if (fd->type == PROTOBUF_C_TYPE_STRING || fd->type == PROTOBUF_C_TYPE_BYTES) {
         gen_string(g, fd);
     } else {
@@ -178,20 +150,20 @@ static void gen_repeat(gen_t *g, const ProtobufCFieldDescriptor *fd, int level) 
                      fd->type == PROTOBUF_C_TYPE_FLOAT;
         int fixed8 = fd->type == PROTOBUF_C_TYPE_FIXED64 || fd->type == PROTOBUF_C_TYPE_SFIXED64 ||
                      fd->type == PROTOBUF_C_TYPE_DOUBLE;
-        for (size_t i = 0; i < n && !g->full && g->pos > ROOM; i++) {
+        for (size_t i = 0; i < n && !g->out.full && g->out.pos > ROOM; i++) {
             if (fixed4 || fixed8)
-                put(g, &v, fixed4 ? 4 : 8);
+                pbb_bytes(&g->out, &v, fixed4 ? 4 : 8);
             else
-                put_varint(g, v + (i & 3));
+                pbb_varint(&g->out, v + (i & 3));
         }
-        wrap(g, fd->id, used(g) - before);
+        pbb_wrap(&g->out, fd->id, used(g) - before);
         return;
     }
     size_t before = used(g);
     gen_field(g, fd, level);
     size_t one = used(g) - before;
-    for (size_t i = 1; i < n && !g->full && one && g->pos > ROOM + one; i++)
-        put(g, g->buf + g->pos, one); /* the occurrence just written, again in front of it */
+    for (size_t i = 1; i < n && !g->out.full && one && g->out.pos > ROOM + one; i++)
+        pbb_bytes(&g->out, g->out.buf + g->out.pos, one); /* the occurrence just written, again in front of it */
 }
 
 /* A field of d that holds a d (MessageIdData.first_chunk_message_id), or NULL. */
@@ -214,8 +186,8 @@ static void gen_deep(gen_t *g, const ProtobufCMessageDescriptor *d, const Protob
                      size_t depth, int level) {
     size_t start = used(g);
     gen_required(g, d, level);
-    for (size_t i = 0; i < depth && !g->full && g->pos > ROOM; i++) {
-        wrap(g, self->id, used(g) - start);
+    for (size_t i = 0; i < depth && !g->out.full && g->out.pos > ROOM; i++) {
+        pbb_wrap(&g->out, self->id, used(g) - start);
         gen_required(g, d, level);
     }
 }
@@ -224,19 +196,19 @@ static void gen_message(gen_t *g, const ProtobufCMessageDescriptor *d, int level
     if (take(g) % 4 != 0) /* mostly valid: required fields present */
         gen_required(g, d, level);
     unsigned ops = take(g) % 8;
-    for (unsigned i = 0; i < ops && !g->full; i++) {
+    for (unsigned i = 0; i < ops && !g->out.full; i++) {
         unsigned op = take(g);
         const ProtobufCFieldDescriptor *fd = d->n_fields ? &d->fields[take(g) % d->n_fields] : NULL;
         const ProtobufCFieldDescriptor *self = self_field(d);
         if (!fd || op % 8 == 4) { /* unknown field */
-            put_varint(g, absurd_value(g));
-            put_key(g, 1000 + take(g), 0);
+            pbb_varint(&g->out, absurd_value(g));
+            pbb_key(&g->out, 1000 + take(g), 0);
         } else if (op % 8 == 5) {
             gen_repeat(g, fd, level);
         } else if (op % 8 == 6 && self) {
             size_t before = used(g);
             gen_deep(g, d, self, absurd_count(g) * (take(g) % 4 == 0 ? 4 : 1), level);
-            wrap(g, self->id, used(g) - before);
+            pbb_wrap(&g->out, self->id, used(g) - before);
         } else {
             gen_field(g, fd, level);
         }
@@ -318,15 +290,15 @@ static void check_rx(const pc_frame_t *f) {
 
 static void put_u32(gen_t *g, uint32_t v) {
     uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    put(g, b, 4);
+    pbb_bytes(&g->out, b, 4);
 }
 
 /* [records][payload bytes] of a batch, then metadata and its size; returns the metadata span. */
 static void gen_payload_section(gen_t *g, const uint8_t **meta, size_t *meta_len) {
     unsigned records = take(g) % 6;
-    for (unsigned i = 0; i < records && !g->full; i++) {
+    for (unsigned i = 0; i < records && !g->out.full; i++) {
         size_t pl = take(g) % 32;
-        put(g, g->r < g->rend ? g->r : (const uint8_t *)"", g->rend - g->r >= (long)pl ? pl : 0);
+        pbb_bytes(&g->out, g->r < g->rend ? g->r : (const uint8_t *)"", g->rend - g->r >= (long)pl ? pl : 0);
         size_t before = used(g);
         gen_message(g, &pulsar__proto__single_message_metadata__descriptor, 1);
         put_u32(g, (uint32_t)(used(g) - before));
@@ -334,7 +306,7 @@ static void gen_payload_section(gen_t *g, const uint8_t **meta, size_t *meta_len
     size_t before = used(g);
     gen_message(g, &pulsar__proto__message_metadata__descriptor, 1);
     *meta_len = used(g) - before;
-    *meta = g->buf + g->pos;
+    *meta = g->out.buf + g->out.pos;
     put_u32(g, (uint32_t)*meta_len);
 }
 
@@ -342,7 +314,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static uint8_t *buf;
     if (!buf && !(buf = malloc(CAP)))
         return 0;
-    gen_t g = {data, data + size, buf, CAP, 0};
+    gen_t g = {data, data + size, {buf, CAP, 64, 0}};
     const ProtobufCEnumDescriptor *types = &pulsar__proto__base_command__type__descriptor;
     int type = types->values[take(&g) % types->n_values].value;
     int payload = type == PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE ||
@@ -351,9 +323,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t meta_len = 0, tail = 0;
     if (payload) {
         gen_payload_section(&g, &meta, &meta_len);
-        uint32_t crc = pc_crc32c(0, g.buf + g.pos, used(&g)) ^ (take(&g) == 7);
+        uint32_t crc = pc_crc32c(0, g.out.buf + g.out.pos, used(&g)) ^ (take(&g) == 7);
         put_u32(&g, crc);
-        put(&g, "\x0e\x01", 2);
+        pbb_bytes(&g.out, "\x0e\x01", 2);
         tail = used(&g);
     }
     const ProtobufCFieldDescriptor *body =
@@ -362,13 +334,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (body)
         gen_field(&g, body, 1);
     gen_message(&g, &pulsar__proto__base_command__descriptor, 2); /* extra top-level fields */
-    put_varint(&g, (uint64_t)type);
-    put_key(&g, 1, 0);
+    pbb_varint(&g.out, (uint64_t)type);
+    pbb_key(&g.out, 1, 0);
     size_t cmdlen = used(&g) - before;
-    const uint8_t *cmd = g.buf + g.pos;
+    const uint8_t *cmd = g.out.buf + g.out.pos;
     put_u32(&g, (uint32_t)cmdlen);
     put_u32(&g, (uint32_t)(4 + cmdlen + tail));
-    if (g.full)
+    if (g.out.full)
         return 0;
 
     check_guard(&pulsar__proto__base_command__descriptor, cmd, cmdlen);
@@ -376,7 +348,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_guard(&pulsar__proto__message_metadata__descriptor, meta, meta_len);
     pc_frame_t f;
     char err[256];
-    long n = pc_frame_parse(g.buf + g.pos, used(&g), MAX_FRAME, &f, err, sizeof err);
+    long n = pc_frame_parse(g.out.buf + g.out.pos, used(&g), MAX_FRAME, &f, err, sizeof err);
     if (n > 0 && (size_t)n != used(&g))
         __builtin_trap(); /* one frame was written */
     if (n > 0 && f.cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE && f.has_payload)

@@ -51,7 +51,7 @@ libs="$(pkg-config --libs $pkgs) $snappy -lpthread -lm"
 # shellcheck disable=SC2086
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror \
   -fsanitize=address,undefined -fno-sanitize-recover=undefined -pthread \
-  -I$root/include -I$root/lib -I$OUT/gen $defs $(pkg-config --cflags $pkgs)"
+  -I$root/include -I$root/lib -I$root/test/common -I$OUT/gen $defs $(pkg-config --cflags $pkgs)"
 
 mkdir -p "$OUT/gen" "$OUT/obj" "$OUT/bin" "$OUT/logs" "$OUT/artifacts"
 if [[ ! -f "$OUT/gen/PulsarApi.pb-c.c" || "$root/proto/PulsarApi.proto" -nt "$OUT/gen/PulsarApi.pb-c.c" ]]; then

@@ -1,6 +1,6 @@
 /*
  * Unit tests for the pure core modules: error, crc32c, url, topic, hash,
- * backoff, msgid. One tcase per module. No broker, no sockets.
+ * backoff, msgid, base64. One tcase per module. No broker, no sockets.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/backoff.h"
+#include "core/base64.h"
 #include "core/crc32c.h"
 #include "core/err.h"
 #include "core/hash.h"
@@ -795,6 +796,64 @@ START_TEST(msgid_compare_order) {
 END_TEST
 
 /* ======================================================================== */
+/* base64 */
+
+/* Decodes a C string with the given decoder, NUL-terminating the result. */
+static long decode_str(long (*dec)(const char *, size_t, uint8_t *), const char *in,
+                       uint8_t *out) {
+    long n = dec(in, strlen(in), out);
+    if (n >= 0)
+        out[n] = 0;
+    return n;
+}
+
+START_TEST(base64_strict_round_trip_and_rejections) {
+    uint8_t out[64];
+    char enc[64];
+    pc_base64_encode("hello", 5, enc);
+    ck_assert_str_eq(enc, "aGVsbG8=");
+    ck_assert_int_eq(decode_str(pc_base64_decode, enc, out), 5);
+    ck_assert_str_eq((char *)out, "hello");
+    ck_assert_int_eq(decode_str(pc_base64_decode, "+/+/", out), 3);
+    ck_assert_int_eq(out[0], 0xfb);
+    ck_assert_int_eq(out[1], 0xff);
+    ck_assert_int_eq(out[2], 0xbf);
+    /* the strict form keeps refusing what the lenient one takes */
+    ck_assert_int_eq(decode_str(pc_base64_decode, "aGVsbG8", out), -1);
+    ck_assert_int_eq(decode_str(pc_base64_decode, "-_-_", out), -1);
+    ck_assert_int_eq(decode_str(pc_base64_decode, "aGU=bG8=", out), -1);
+    ck_assert_int_eq(decode_str(pc_base64_decode, "aGVs*G8=", out), -1);
+}
+END_TEST
+
+START_TEST(base64_lenient_url_safe_and_unpadded) {
+    uint8_t out[64];
+    ck_assert_int_eq(decode_str(pc_base64_decode_lenient, "aGVsbG8=", out), 5);
+    ck_assert_str_eq((char *)out, "hello");
+    ck_assert_int_eq(decode_str(pc_base64_decode_lenient, "aGVsbG8", out), 5);
+    ck_assert_str_eq((char *)out, "hello");
+    ck_assert_int_eq(decode_str(pc_base64_decode_lenient, "aGVsbA", out), 4);
+    ck_assert_str_eq((char *)out, "hell");
+    ck_assert_int_eq(decode_str(pc_base64_decode_lenient, "-_+/", out), 3);
+    ck_assert_int_eq(out[0], 0xfb);
+    ck_assert_int_eq(out[1], 0xff);
+    ck_assert_int_eq(out[2], 0xbf);
+    ck_assert_int_eq(decode_str(pc_base64_decode_lenient, "", out), 0);
+}
+END_TEST
+
+START_TEST(base64_lenient_rejections) {
+    uint8_t out[64];
+    ck_assert_int_eq(decode_str(pc_base64_decode_lenient, "aGVs*G8", out), -1);
+    ck_assert_int_eq(decode_str(pc_base64_decode_lenient, "aGVs bG8", out), -1);
+    ck_assert_int_eq(decode_str(pc_base64_decode_lenient, "aGVsbG8=x", out), -1);
+    ck_assert_int_eq(decode_str(pc_base64_decode_lenient, "aGU=bG8=", out), -1);
+    /* the length bounds the read: a '*' past it is not seen */
+    ck_assert_int_eq(pc_base64_decode_lenient("aGVs*", 4, out), 3);
+}
+END_TEST
+
+/* ======================================================================== */
 
 static TCase *tc(const char *name) {
     TCase *t = tcase_create(name);
@@ -855,6 +914,12 @@ static Suite *core_suite(void) {
     tcase_add_test(t, msgid_parse_and_round_trip);
     tcase_add_loop_test(t, msgid_parse_rejections, 0, (int)NELEM(msgid_bad));
     tcase_add_test(t, msgid_compare_order);
+    suite_add_tcase(s, t);
+
+    t = tc("base64");
+    tcase_add_test(t, base64_strict_round_trip_and_rejections);
+    tcase_add_test(t, base64_lenient_url_safe_and_unpadded);
+    tcase_add_test(t, base64_lenient_rejections);
     suite_add_tcase(s, t);
     return s;
 }

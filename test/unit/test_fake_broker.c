@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../faults/fake_broker.h"
+#include "../faults/fb_client.h"
 #include "../faults/proxy.h"
 #include "PulsarApi.pb-c.h"
 #include "testutil.h"
@@ -33,22 +34,6 @@ static int64_t mono_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A client on url with the fault-test defaults plus extra NULL-terminated pairs. */
-static pulsarc_client_t *client_on(const char *url, const char *const *extra) {
-    const char *base[] = {"operationTimeoutMs", "5000", "connectionTimeoutMs", "2000",
-                          "initialBackoffIntervalMs", "100", "maxBackoffIntervalMs", "1000", NULL};
-    pulsarc_conf_t *conf = pct_conf(base);
-    char err[256];
-    for (size_t i = 0; extra && extra[i]; i += 2)
-        ck_assert_msg(!pulsarc_conf_set(conf, extra[i], extra[i + 1], err, sizeof err), "%s", err);
-    ck_assert(!pulsarc_conf_set(conf, "serviceUrl", url, err, sizeof err));
-    pulsarc_client_t *c = NULL;
-    pulsarc_err_t e = pulsarc_client_new(conf, &c, err, sizeof err);
-    pulsarc_conf_destroy(conf);
-    ck_assert_msg(e == PULSARC_OK, "client: %s", err);
-    return c;
 }
 
 static pulsarc_producer_t *producer_on(pulsarc_client_t *c, const char *const *kv) {
@@ -69,14 +54,6 @@ static pulsarc_consumer_t *consumer_on(pulsarc_client_t *c, const char *const *k
     pulsarc_conf_destroy(conf);
     ck_assert_msg(e == PULSARC_OK, "consumer: %s (%s)", pulsarc_errname(e), err);
     return cons;
-}
-
-static pulsarc_err_t send_text(pulsarc_producer_t *p, const char *text) {
-    pulsarc_msg_t *m = pulsarc_msg_new();
-    pulsarc_msg_set_payload(m, text, strlen(text), PULSARC_MSG_F_COPY);
-    pulsarc_err_t e = pulsarc_producer_send(p, m, NULL);
-    pulsarc_msg_destroy(m);
-    return e;
 }
 
 /* Receives one message and compares its text; returns the receive error. */
@@ -122,7 +99,7 @@ static void retried_then_ok(const char *name, int type, int server_error, int co
     pc_fb_t *fb = pc_fb_new();
     ck_assert_ptr_nonnull(fb);
     pc_fb_rule(fb, type, PC_FB_ERROR, server_error, "fake: try again later", 0, 3);
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), NULL);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
     int64_t t0 = mono_ms();
     pulsarc_producer_t *p = NULL;
     pulsarc_consumer_t *cons = NULL;
@@ -138,7 +115,7 @@ static void retried_then_ok(const char *name, int type, int server_error, int co
     /* Backoff 100 + 200 + 400 ms (minus jitter) between the four attempts. */
     ck_assert_int_ge(took, 500);
     if (!consumer)
-        ck_assert_int_eq(send_text(p, "after-retries"), PULSARC_OK);
+        ck_assert_int_eq(fb_send_text(p, "after-retries"), PULSARC_OK);
     pulsarc_consumer_destroy(cons);
     pulsarc_producer_destroy(p);
     pulsarc_client_destroy(c);
@@ -186,7 +163,7 @@ static void fatal_once(const char *name, int type, int server_error, pulsarc_err
     pc_fb_t *fb = pc_fb_new();
     const char *text = "fake broker says: not for you (42)";
     pc_fb_rule(fb, type, PC_FB_ERROR, server_error, text, 0, -1);
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), NULL);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
     char err[256] = "";
     pulsarc_err_t e;
     int64_t t0 = mono_ms();
@@ -236,7 +213,7 @@ START_TEST(test_retriable_gives_up_at_deadline) {
     pc_fb_t *fb = pc_fb_new();
     pc_fb_rule(fb, T(PRODUCER), PC_FB_ERROR, SE(ServiceNotReady), "fake: never ready", 0, -1);
     const char *kv[] = {"operationTimeoutMs", "1500", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), kv);
     pulsarc_producer_t *p = NULL;
     char err[256] = "";
     int64_t t0 = mono_ms();
@@ -260,7 +237,7 @@ START_TEST(test_lookup_redirect_loop) {
     pc_fb_t *fb = pc_fb_new();
     pc_fb_rule(fb, T(LOOKUP), PC_FB_REDIRECT, 0, NULL, 0, -1);
     const char *kv[] = {"maxLookupRedirects", "5", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), kv);
     pulsarc_producer_t *p = NULL;
     char err[256] = "";
     int64_t t0 = mono_ms();
@@ -283,7 +260,7 @@ START_TEST(test_silent_broker_times_out) {
     pc_fb_t *fb = pc_fb_new();
     pc_fb_set_silent(fb, 1);
     const char *kv[] = {"operationTimeoutMs", "1000", "connectionTimeoutMs", "1000", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), kv);
     pulsarc_producer_t *p = NULL;
     char err[256] = "";
     int64_t t0 = mono_ms();
@@ -306,7 +283,7 @@ START_TEST(test_unanswered_subscribe_times_out) {
     pc_fb_t *fb = pc_fb_new();
     pc_fb_rule(fb, T(SUBSCRIBE), PC_FB_IGNORE, 0, NULL, 0, -1);
     const char *kv[] = {"operationTimeoutMs", "1000", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), kv);
     pulsarc_consumer_t *cons = NULL;
     char err[256] = "";
     int64_t t0 = mono_ms();
@@ -327,9 +304,9 @@ END_TEST
 START_TEST(test_unanswered_ping_reconnects) {
     pc_fb_t *fb = pc_fb_new();
     const char *kv[] = {"keepAliveIntervalSeconds", "1", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), kv);
     pulsarc_producer_t *p = producer_on(c, NULL);
-    ck_assert_int_eq(send_text(p, "before"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "before"), PULSARC_OK);
     pc_fb_set_no_pong(fb, 1);
     int64_t t0 = mono_ms();
     int reconnected = pc_fb_wait_cmds(fb, T(PRODUCER), 2, 6000);
@@ -345,7 +322,7 @@ START_TEST(test_unanswered_ping_reconnects) {
     ck_assert_uint_ge(s.conns, 2);
     ck_assert_int_ge(took, 900);  /* not before one interval */
     ck_assert_int_lt(took, 4500); /* about two intervals, plus backoff */
-    ck_assert_int_eq(send_text(p, "after"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "after"), PULSARC_OK);
     pulsarc_producer_destroy(p);
     pulsarc_client_destroy(c);
     pc_fb_destroy(fb);
@@ -356,12 +333,12 @@ END_TEST
 
 START_TEST(test_broker_closes_producer) {
     pc_fb_t *fb = pc_fb_new();
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), NULL);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
     pulsarc_producer_t *p = producer_on(c, NULL);
-    ck_assert_int_eq(send_text(p, "one"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "one"), PULSARC_OK);
     pc_fb_close_producers(fb);
     ck_assert_msg(pc_fb_wait_cmds(fb, T(PRODUCER), 2, 5000), "producer not re-created");
-    ck_assert_int_eq(send_text(p, "two"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "two"), PULSARC_OK);
     print_counts("broker CLOSE_PRODUCER", fb, NULL);
     ck_assert_uint_eq(cmds(fb, T(SEND)), 2);
     pulsarc_producer_destroy(p);
@@ -372,7 +349,7 @@ END_TEST
 
 START_TEST(test_broker_closes_consumer) {
     pc_fb_t *fb = pc_fb_new();
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), NULL);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
     pulsarc_consumer_t *cons = consumer_on(c, NULL);
     char text[64];
     pc_fb_push(fb, "m0", 2, PC_FB_GOOD);
@@ -410,7 +387,7 @@ static int wait_vack(pc_fb_t *fb, int64_t entry, int why, int timeout_ms) {
 
 START_TEST(test_corrupt_messages_discarded_and_acked) {
     pc_fb_t *fb = pc_fb_new();
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), NULL);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
     const char *kv[] = {"receiverQueueSize", "10", NULL};
     pulsarc_consumer_t *cons = consumer_on(c, kv);
     static const struct {
@@ -471,7 +448,7 @@ END_TEST
  */
 START_TEST(test_batch_claim_does_not_inflate_permits) {
     pc_fb_t *fb = pc_fb_new();
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), NULL);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
     const char *kv[] = {"receiverQueueSize", "10", NULL};
     pulsarc_consumer_t *cons = consumer_on(c, kv);
     int64_t liar = pc_fb_push(fb, "spoiled-payload-bytes", 21, PC_FB_HUGE_BATCH);
@@ -574,7 +551,7 @@ START_TEST(test_close_inflight_from_other_thread) {
     pc_fb_t *fb = pc_fb_new();
     pc_fb_rule(fb, T(SEND), PC_FB_IGNORE, 0, NULL, 0, -1); /* receipts never come */
     const char *ckv[] = {"operationTimeoutMs", "2000", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), ckv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), ckv);
     pulsarc_producer_t *p = producer_on(c, PENDING_KV);
     pulsarc_consumer_t *cons = consumer_on(c, NULL);
     recv_arg_t ra = {cons, PULSARC_OK};
@@ -610,7 +587,7 @@ static void close_from_callback(int mode, const char *name) {
     pc_fb_t *fb = pc_fb_new();
     pc_fb_rule(fb, T(SEND), PC_FB_IGNORE, 0, NULL, 5, -1); /* 5 receipts, then silence */
     const char *ckv[] = {"operationTimeoutMs", "2000", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), ckv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), ckv);
     pulsarc_producer_t *p = producer_on(c, PENDING_KV);
     atomic_store(&cbs.close_mode, mode);
     int64_t t0 = mono_ms();
@@ -652,7 +629,7 @@ START_TEST(test_client_close_inflight_from_other_thread) {
     pc_fb_t *fb = pc_fb_new();
     pc_fb_rule(fb, T(SEND), PC_FB_IGNORE, 0, NULL, 0, -1);
     const char *ckv[] = {"operationTimeoutMs", "2000", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), ckv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), ckv);
     pulsarc_producer_t *p = producer_on(c, PENDING_KV);
     pulsarc_consumer_t *cons = consumer_on(c, NULL);
     recv_arg_t ra = {cons, PULSARC_OK};
@@ -690,20 +667,20 @@ START_TEST(test_proxy_cut_and_stall_offline) {
     pc_fb_t *fb = pc_fb_new();
     pc_proxy_t *px = pc_proxy_new("127.0.0.1", pc_fb_port(fb));
     ck_assert_ptr_nonnull(px);
-    pulsarc_client_t *c = client_on(pc_proxy_url(px), NULL);
+    pulsarc_client_t *c = fb_client_on(pc_proxy_url(px), NULL);
     pulsarc_producer_t *p = producer_on(c, NULL);
-    ck_assert_int_eq(send_text(p, "a"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "a"), PULSARC_OK);
     pc_proxy_cut_all(px);
-    ck_assert_int_eq(send_text(p, "b"), PULSARC_OK); /* resent after the reconnect */
+    ck_assert_int_eq(fb_send_text(p, "b"), PULSARC_OK); /* resent after the reconnect */
     pc_proxy_cut_after(px, 3);                       /* in the middle of the next frame */
-    ck_assert_int_eq(send_text(p, "c"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "c"), PULSARC_OK);
     pc_proxy_stall(px, 700);
     int64_t t0 = mono_ms();
-    ck_assert_int_eq(send_text(p, "d"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "d"), PULSARC_OK);
     int64_t stalled = mono_ms() - t0;
     pc_proxy_delay(px, 50);
     t0 = mono_ms();
-    ck_assert_int_eq(send_text(p, "e"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "e"), PULSARC_OK);
     int64_t delayed = mono_ms() - t0;
     pc_proxy_delay(px, 0);
     pc_proxy_stats_t ps;
@@ -748,7 +725,7 @@ static void reconnects_bounded(const char *name, int type, pc_fb_action_t action
     pc_fb_t *fb = pc_fb_new();
     ck_assert_ptr_nonnull(fb);
     const char *kv[] = {"maxBackoffIntervalMs", "60000", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), kv);
     pulsarc_producer_t *p = consumer ? NULL : producer_on(c, NULL);
     pulsarc_consumer_t *cons = consumer ? consumer_on(c, NULL) : NULL;
     pc_fb_rule(fb, type, action, 0, NULL, 0, -1);
@@ -796,7 +773,7 @@ END_TEST
 static void not_ready_bounded(const char *name, int type) {
     pc_fb_t *fb = pc_fb_new();
     const char *kv[] = {"maxBackoffIntervalMs", "60000", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), kv);
     pulsarc_producer_t *p = producer_on(c, NULL);
     pc_fb_rule(fb, type, PC_FB_ERROR, SE(ServiceNotReady), "fake: not ready", 0, -1);
     uint64_t before = cmds(fb, type);
@@ -832,9 +809,9 @@ END_TEST
 START_TEST(test_close_during_create_retried_at_once) {
     pc_fb_t *fb = pc_fb_new();
     const char *kv[] = {"operationTimeoutMs", "20000", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), kv);
     pulsarc_producer_t *p = producer_on(c, NULL);
-    ck_assert_int_eq(send_text(p, "one"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "one"), PULSARC_OK);
     pc_fb_rule(fb, T(PRODUCER), PC_FB_IGNORE, 0, NULL, 0, 1);
     pc_fb_close_producers(fb);
     ck_assert_msg(pc_fb_wait_cmds(fb, T(PRODUCER), 2, 5000), "producer not re-created");
@@ -845,7 +822,7 @@ START_TEST(test_close_during_create_retried_at_once) {
     snprintf(extra, sizeof extra, "retry_after_ms=%lld", (long long)(mono_ms() - t0));
     print_counts("close during create", fb, extra);
     ck_assert_msg(again, "the create the broker closed was waited for instead of retried");
-    ck_assert_int_eq(send_text(p, "two"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "two"), PULSARC_OK);
     pulsarc_producer_destroy(p);
     pulsarc_client_destroy(c);
     pc_fb_destroy(fb);
@@ -856,13 +833,13 @@ END_TEST
 START_TEST(test_backoff_resets_after_healthy_period) {
     pc_fb_t *fb = pc_fb_new();
     const char *kv[] = {"maxBackoffIntervalMs", "60000", NULL};
-    pulsarc_client_t *c = client_on(pc_fb_url(fb), kv);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), kv);
     pulsarc_producer_t *p = producer_on(c, NULL);
     /* Three quick losses grow the delay, then the broker behaves again. */
     pc_fb_rule(fb, T(PRODUCER), PC_FB_REPLY_CLOSE, 0, NULL, 0, 3);
     pc_fb_drop_connections(fb);
     ck_assert_msg(pc_fb_wait_cmds(fb, T(PRODUCER), 5, 20000), "producer not re-created");
-    ck_assert_int_eq(send_text(p, "settled"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "settled"), PULSARC_OK);
     sleep_ms(PC_HEALTHY_WAIT_MS);
     uint64_t before = cmds(fb, T(PRODUCER));
     int64_t t0 = mono_ms();
@@ -873,7 +850,7 @@ START_TEST(test_backoff_resets_after_healthy_period) {
     snprintf(extra, sizeof extra, "recreate_ms=%lld", (long long)took);
     print_counts("reset after healthy", fb, extra);
     /* 3 quick losses leave the next delay at 800 ms; a reset one is 100 ms. Hang bound only. */
-    ck_assert_int_eq(send_text(p, "again"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "again"), PULSARC_OK);
     pulsarc_producer_destroy(p);
     pulsarc_client_destroy(c);
     pc_fb_destroy(fb);

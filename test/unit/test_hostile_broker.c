@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../faults/fake_broker.h"
+#include "../faults/fb_client.h"
 #include "PulsarApi.pb-c.h"
 #include "testutil.h"
 
@@ -60,25 +61,10 @@ static char *release_stderr(captured_t *c) {
     return text;
 }
 
+/* The fault-test client with a longer operation timeout: a reconnect and resend fit in it. */
 static pulsarc_client_t *client_on(const char *url) {
-    const char *kv[] = {"operationTimeoutMs", "10000", "connectionTimeoutMs", "2000",
-                        "initialBackoffIntervalMs", "100", "maxBackoffIntervalMs", "1000", NULL};
-    pulsarc_conf_t *conf = pct_conf(kv);
-    char err[256];
-    ck_assert(!pulsarc_conf_set(conf, "serviceUrl", url, err, sizeof err));
-    pulsarc_client_t *c = NULL;
-    pulsarc_err_t e = pulsarc_client_new(conf, &c, err, sizeof err);
-    pulsarc_conf_destroy(conf);
-    ck_assert_msg(e == PULSARC_OK, "client: %s", err);
-    return c;
-}
-
-static pulsarc_err_t send_text(pulsarc_producer_t *p, const char *text) {
-    pulsarc_msg_t *m = pulsarc_msg_new();
-    pulsarc_msg_set_payload(m, text, strlen(text), PULSARC_MSG_F_COPY);
-    pulsarc_err_t e = pulsarc_producer_send(p, m, NULL);
-    pulsarc_msg_destroy(m);
-    return e;
+    const char *const longer[] = {"operationTimeoutMs", "10000", NULL};
+    return fb_client_on(url, longer);
 }
 
 START_TEST(test_deeply_nested_receipt_reconnects_and_send_succeeds) {
@@ -93,8 +79,8 @@ START_TEST(test_deeply_nested_receipt_reconnects_and_send_succeeds) {
     char err[256] = "";
     pulsarc_err_t e = pulsarc_producer_new(c, "fb-topic", pconf, &p, err, sizeof err);
     pulsarc_conf_destroy(pconf);
-    pulsarc_err_t sent = e ? e : send_text(p, "after the deep receipt");
-    pulsarc_err_t sent2 = e ? e : send_text(p, "and the next one");
+    pulsarc_err_t sent = e ? e : fb_send_text(p, "after the deep receipt");
+    pulsarc_err_t sent2 = e ? e : fb_send_text(p, "and the next one");
     if (p)
         pulsarc_producer_destroy(p);
     pulsarc_client_destroy(c);
@@ -169,7 +155,7 @@ START_TEST(test_connected_max_message_size_capped) {
     free(payload);
     printf("128 MiB + 1 with a broker claiming INT32_MAX: %s\n", pulsarc_errname(e));
     ck_assert_int_eq(e, PULSARC_ERR_MSG_TOO_BIG);
-    ck_assert_int_eq(send_text(p, "small"), PULSARC_OK);
+    ck_assert_int_eq(fb_send_text(p, "small"), PULSARC_OK);
     pulsarc_producer_destroy(p);
     pulsarc_client_destroy(c);
     pc_fb_destroy(fb);

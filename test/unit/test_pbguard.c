@@ -21,6 +21,7 @@
 #include "client/rxpool.h"
 #include "core/frame.h"
 #include "core/pbguard.h"
+#include "pb_backwards.h"
 #include "pulsarc.h"
 #include "testutil.h"
 
@@ -30,46 +31,40 @@
 
 /* ---------- a back-to-front protobuf writer ---------- */
 
+/* The shared writer with its capacity; every prepend asserts it fitted. */
 typedef struct rev {
-    uint8_t *buf;
-    size_t cap, pos; /* content is buf[pos .. cap) */
+    pb_backwards_t b;
+    size_t cap; /* content is b.buf[b.pos .. cap) */
 } rev_t;
 
 static rev_t rev_new(size_t cap) {
-    rev_t r = {malloc(cap), cap, cap};
-    ck_assert_ptr_nonnull(r.buf);
+    rev_t r = {{malloc(cap), cap, 0, 0}, cap};
+    ck_assert_ptr_nonnull(r.b.buf);
     return r;
 }
 
-static size_t rev_len(const rev_t *r) { return r->cap - r->pos; }
-static const uint8_t *rev_data(const rev_t *r) { return r->buf + r->pos; }
+static size_t rev_len(const rev_t *r) { return r->cap - r->b.pos; }
+static const uint8_t *rev_data(const rev_t *r) { return r->b.buf + r->b.pos; }
 
 static void rev_bytes(rev_t *r, const void *p, size_t n) {
-    ck_assert_uint_ge(r->pos, n);
-    r->pos -= n;
-    memcpy(r->buf + r->pos, p, n);
+    pbb_bytes(&r->b, p, n);
+    ck_assert(!r->b.full);
 }
 
 static void rev_varint(rev_t *r, uint64_t v) {
-    uint8_t t[10];
-    size_t n = 0;
-    do {
-        t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    rev_bytes(r, t, n);
+    pbb_varint(&r->b, v);
+    ck_assert(!r->b.full);
 }
 
 /* Fields are prepended: call in reverse field order. */
-static void rev_key(rev_t *r, uint32_t num, int wt) { rev_varint(r, (uint64_t)num << 3 | (unsigned)wt); }
 static void rev_uint(rev_t *r, uint32_t num, uint64_t v) {
-    rev_varint(r, v);
-    rev_key(r, num, 0);
+    pbb_uint(&r->b, num, v);
+    ck_assert(!r->b.full);
 }
 /* Wraps the last content_len bytes written as field num (length-delimited). */
 static void rev_wrap(rev_t *r, uint32_t num, size_t content_len) {
-    rev_varint(r, content_len);
-    rev_key(r, num, 2);
+    pbb_wrap(&r->b, num, content_len);
+    ck_assert(!r->b.full);
 }
 
 /* A MessageIdData nested `depth` levels (1: no first_chunk_message_id). */
@@ -124,7 +119,7 @@ START_TEST(test_frame_at_depth_limit_decodes) {
         levels++;
     ck_assert_int_eq(levels, PC_PB_MAX_DEPTH - 2);
     pc_frame_clear(&f);
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
@@ -141,7 +136,7 @@ static void expect_too_deep(int id_depth) {
     ck_assert_contains(err, "SEND_RECEIPT");
     ck_assert_contains(err, "first_chunk_message_id");
     ck_assert_contains(err, "deeper than the limit of 16");
-    free(r.buf);
+    free(r.b.buf);
 }
 
 START_TEST(test_frame_one_past_depth_limit_refused) { expect_too_deep(PC_PB_MAX_DEPTH - 1); }
@@ -164,7 +159,7 @@ START_TEST(test_guard_depth_counts_top_as_one) {
                                       rev_len(&r), &lim, &g), PC_PBG_TOO_DEEP);
     ck_assert_str_eq(g.message, "MessageIdData");
     ck_assert_str_eq(g.field, "first_chunk_message_id");
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
@@ -201,7 +196,7 @@ START_TEST(test_frame_elements_at_limit_decode) {
     ck_assert_int_eq(f.cmd->message->ack_set[0], (int64_t)((words - 1) & 0x7f)); /* written last */
     ck_assert_int_eq(f.cmd->message->ack_set[words - 1], 0);
     pc_frame_clear(&f);
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
@@ -217,7 +212,7 @@ START_TEST(test_frame_elements_past_limit_refused) {
     ck_assert_contains(err, "MESSAGE command");
     ck_assert_contains(err, "CommandMessage.ack_set");
     ck_assert_contains(err, "limit of 1000000 elements");
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
@@ -246,7 +241,7 @@ START_TEST(test_frame_repeated_body_merges_within_bound) {
     ck_assert_msg(n > 0, "%s", err);
     ck_assert_uint_eq(f.cmd->send_receipt->sequence_id, 0); /* the last on the wire (written first) wins */
     pc_frame_clear(&f);
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
@@ -261,7 +256,7 @@ START_TEST(test_frame_repeat_flood_refused) {
     ck_assert_int_eq(n, PULSARC_ERR_MALFORMED);
     ck_assert_contains(err, "SEND_RECEIPT command");
     ck_assert_contains(err, "would unpack to more than the limit of 67108864 bytes");
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
@@ -284,7 +279,7 @@ START_TEST(test_guard_unpacked_limit_exact) {
     lim.max_elements = 0;
     ck_assert_int_eq(pc_pbguard_check(&pulsar__proto__message_id_data__descriptor, rev_data(&r),
                                       rev_len(&r), &lim, &g), PC_PBG_TOO_MANY);
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
@@ -337,10 +332,10 @@ static rev_t meta_with_props(size_t n) {
     rev_t r = rev_new(META_HEAD + n * PROP_BYTES);
     static const uint8_t head[META_HEAD] = {0x0a, 0x01, 'p', 0x10, 0x01, 0x18, 0xe8, 0x07};
     static const uint8_t kv[PROP_BYTES] = {0x22, 0x04, 0x0a, 0x00, 0x12, 0x00}; /* {key: "" value: ""} */
-    r.pos = 0;
-    memcpy(r.buf, head, META_HEAD);
+    r.b.pos = 0;
+    memcpy(r.b.buf, head, META_HEAD);
     for (size_t i = 0; i < n; i++)
-        memcpy(r.buf + META_HEAD + i * PROP_BYTES, kv, PROP_BYTES);
+        memcpy(r.b.buf + META_HEAD + i * PROP_BYTES, kv, PROP_BYTES);
     return r;
 }
 
@@ -355,13 +350,13 @@ static size_t most_props(void) {
     while (lo + 1 < hi) {
         size_t mid = lo + (hi - lo) / 2;
         pc_pbguard_result_t g;
-        if (pc_pbguard_check(&pulsar__proto__message_metadata__descriptor, r.buf,
+        if (pc_pbguard_check(&pulsar__proto__message_metadata__descriptor, r.b.buf,
                              META_HEAD + mid * PROP_BYTES, NULL, &g) == PC_PBG_OK)
             lo = mid;
         else
             hi = mid;
     }
-    free(r.buf);
+    free(r.b.buf);
     return lo;
 }
 
@@ -375,7 +370,7 @@ START_TEST(test_metadata_at_memory_limit_decodes) {
     ck_assert_ptr_nonnull(res.first);
     ck_assert_uint_eq(pulsarc_msg_property_count(res.first), n);
     pc_rx_result_discard(&res);
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
@@ -389,7 +384,7 @@ START_TEST(test_metadata_past_memory_limit_refused) {
     ck_assert_ptr_null(res.first);
     ck_assert_contains(res.error, "entry 4:2 metadata refused: MessageMetadata.properties");
     ck_assert_contains(res.error, "would unpack to more than the limit of 67108864 bytes");
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
@@ -402,15 +397,15 @@ START_TEST(test_msgid_deserialize_bounds) {
     ck_assert_int_eq(pulsarc_msgid_deserialize(rev_data(&r), rev_len(&r), &id), PULSARC_OK);
     ck_assert_int_eq(id.ledger_id, 5);
     ck_assert_int_eq(id.entry_id, 4);
-    free(r.buf);
+    free(r.b.buf);
     r = rev_new(64);
     rev_nested_id(&r, 5);
     ck_assert_int_eq(pulsarc_msgid_deserialize(rev_data(&r), rev_len(&r), &id), PULSARC_ERR_MALFORMED);
-    free(r.buf);
+    free(r.b.buf);
     r = rev_new(100000 * 12);
     rev_nested_id(&r, 100000);
     ck_assert_int_eq(pulsarc_msgid_deserialize(rev_data(&r), rev_len(&r), &id), PULSARC_ERR_MALFORMED);
-    free(r.buf);
+    free(r.b.buf);
 }
 END_TEST
 
