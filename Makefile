@@ -271,7 +271,7 @@ unit: $(UNIT_BINS) check-connector-api
 
 # Fails when libpulsarc-connector uses a client symbol the client does not export.
 .PHONY: check-connector-api
-check-connector-api: $(CONN_OBJS) $(CONN_SHARED) $(SHARED) $(CORE_AR)
+check-connector-api: $(CONN_OBJS) $(CONN_SHARED) $(SHARED) $(STATIC) $(CORE_AR)
 	@$(if $(CONN_SRCS),BUILD=$(BUILD) bash test/check-connector-api.sh $(CONN_OBJS),true)
 
 # test_tls_mtls runs twice: on the shared broker (client certs optional) and on
