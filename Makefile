@@ -83,7 +83,7 @@ CPPFLAGS += $(CPPFLAGS_BASE) $(FEATURES) $(PKG_CFLAGS)
 LDFLAGS  += $(SAN)
 
 # Sources: every lib/ file, minus the ones an option turns off.
-LIB_SRCS := $(sort $(wildcard lib/*/*.c))
+LIB_SRCS := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
 ifneq ($(WITH_TLS),1)
   LIB_SRCS := $(filter-out lib/net/transport_tls.c lib/net/auth_tls.c,$(LIB_SRCS))
 endif

@@ -22,10 +22,10 @@
  *      proto     the reference path above, built from pc_frame_parse and
  *                plain protobuf-c unpacks. It was written while the
  *                consumer's decode was static functions in
- *                lib/client/consumer.c; it stays as a fixed yardstick.
+ *                lib/client/consumer/consumer.c; it stays as a fixed yardstick.
  *      consumer  pc_frame_parse_with (into an arena reset after each frame,
  *                as the connection does) + the consumer's own pc_rx_decode()
- *                (lib/client/rx_decode.h) + reading every message through
+ *                (lib/client/consumer/rx_decode.h) + reading every message through
  *                the public getters + pulsarc_msg_destroy, i.e. the real
  *                io-thread work minus the socket and the queue hand-off.
  *                Compiled only when rx_decode.h exists (__has_include);
@@ -55,8 +55,8 @@
 #define BD_HAVE_CODEC 0
 #endif
 
-#if __has_include("client/rx_decode.h")
-#include "client/rx_decode.h"
+#if __has_include("client/consumer/rx_decode.h")
+#include "client/consumer/rx_decode.h"
 #define BD_HAVE_RX 1
 #else
 #define BD_HAVE_RX 0

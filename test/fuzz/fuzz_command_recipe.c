@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/chunk_assembler.h"
+#include "client/consumer/chunk_assembler.h"
 #include "client/message.h"
-#include "client/rx_decode.h"
+#include "client/consumer/rx_decode.h"
 #include "client/rxpool.h"
 #include "core/crc32c.h"
 #include "core/frame.h"

@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "client/chunk_assembler.h"
+#include "client/consumer/chunk_assembler.h"
 #include "client/message.h"
-#include "client/rx_decode.h"
+#include "client/consumer/rx_decode.h"
 #include "client/rxpool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

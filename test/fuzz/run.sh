@@ -60,7 +60,7 @@ fi
 
 # Library objects, rebuilt when their source (or a header) is newer.
 srcs=("$OUT/gen/PulsarApi.pb-c.c")
-while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls lib/*/*.c | grep -Ev "$skip_re" | sed "s|^|$root/|")
+while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls lib/*/*.c lib/*/*/*.c | grep -Ev "$skip_re" | sed "s|^|$root/|")
 newest_h=$(find "$root/lib" "$root/include" -name '*.h' -printf '%T@\n' | sort -n | tail -1)
 compile_one() {
   local src="$1" obj="$OUT/obj/$(echo "${1#"$root"/}" | tr '/' '_').o"

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "PulsarApi.pb-c.h"
-#include "client/rx_decode.h"
+#include "client/consumer/rx_decode.h"
 #include "client/rxpool.h"
 #include "core/frame.h"
 #include "core/pbguard.h"

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/metadata.h"
-#include "client/producer_int.h"
+#include "client/producer/metadata.h"
+#include "client/producer/producer_int.h"
 #include "testutil.h"
 
 /* ---- routing ---- */

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "client/metadata.h"
-#include "client/producer_int.h"
-#include "client/txn.h"
+#include "client/producer/metadata.h"
+#include "client/producer/producer_int.h"
+#include "client/txn/txn.h"
 #include "core/err.h"
 
 static uint64_t wall_ms(void) {

@@ -12,7 +12,7 @@
  */
 #include <stdlib.h>
 
-#include "client/producer_int.h"
+#include "client/producer/producer_int.h"
 #include "core/err.h"
 
 static int per_partition_pending(const pulsarc_conf_t *conf, int nparts) {

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "client/producer_int.h"
+#include "client/producer/producer_int.h"
 #include "core/err.h"
 
 /* Room for the payload in a chunk once the metadata is accounted for. */

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client/consumer_int.h"
+#include "client/consumer/consumer_int.h"
 #include "core/err.h"
 
 struct pulsarc_reader_s {

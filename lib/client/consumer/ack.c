@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/consumer_int.h"
-#include "client/txn.h"
+#include "client/consumer/consumer_int.h"
+#include "client/txn/txn.h"
 #include "core/err.h"
 
 enum { OP_ACK, OP_CUMULATIVE, OP_NACK, OP_REDELIVER_ALL };

@@ -3,8 +3,8 @@
  * conversation: SUBSCRIBE (through the shared handler cycle), the frames
  * the broker pushes (MESSAGE, CLOSE_CONSUMER, ACTIVE_CONSUMER_CHANGE,
  * REACHED_END_OF_TOPIC), close and unsubscribe. Receiving lives in
- * consumer_recv.c, acknowledging in consumer_ack.c, seeking in
- * consumer_seek.c.
+ * receive_queue.c, acknowledging in ack.c, seeking in
+ * seek.c.
  *
  * After every successful SUBSCRIBE the local queue is emptied (the broker
  * redelivers whatever was not acked), pending acks are flushed, and a full
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/consumer_int.h"
+#include "client/consumer/consumer_int.h"
 #include "core/err.h"
 
 /* ---------- lifetime ---------- */

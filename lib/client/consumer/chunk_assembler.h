@@ -5,7 +5,7 @@
  */
 #ifndef PC_CHUNK_ASSEMBLER_H
 #define PC_CHUNK_ASSEMBLER_H
-#include "client/rx_decode.h"
+#include "client/consumer/rx_decode.h"
 
 typedef struct pc_chunk_ctx pc_chunk_ctx_t;
 typedef struct pc_chunk_done pc_chunk_done_t;

@@ -26,7 +26,7 @@ pulsarc_err_t pc_txn_add_partition(pulsarc_txn_t *t, const char *topic, char *er
 pulsarc_err_t pc_txn_add_subscription(pulsarc_txn_t *t, const char *topic, const char *sub,
                                       char *errstr, size_t errlen);
 
-/* consumer_ack.c: one acknowledgement in t, waiting for the broker's ACK_RESPONSE. */
+/* ack.c: one acknowledgement in t, waiting for the broker's ACK_RESPONSE. */
 struct pulsarc_consumer_s;
 pulsarc_err_t pc_consumer_ack_txn(struct pulsarc_consumer_s *c, pulsarc_txn_t *t,
                                   const pulsarc_msgid_t *id, int cumulative);

@@ -10,7 +10,7 @@
  * chunks are handed back to the consumer to be redelivered, or acked when
  * they can never be assembled. Loop thread only.
  */
-#include "client/chunk_assembler.h"
+#include "client/consumer/chunk_assembler.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -28,7 +28,7 @@
  *
  * Runs on the consumer's io thread; touches only the entry it fills.
  */
-#include "client/rx_decode.h"
+#include "client/consumer/rx_decode.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -32,7 +32,7 @@
  * have moved. Everything else (InvalidTxnStatus, TransactionNotFound,
  * TransactionConflict, NotAllowed, ...) is final.
  */
-#include "client/txn_coord.h"
+#include "client/txn/coordinator.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

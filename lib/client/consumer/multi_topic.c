@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/consumer_int.h"
+#include "client/consumer/consumer_int.h"
 #include "core/err.h"
 
 typedef struct pc_multi {

@@ -1,7 +1,7 @@
 /*
  * The consumer's shared state, split across consumer.c (life cycle and
- * broker events), consumer_recv.c (receive queue, permits, listener),
- * consumer_ack.c (acks, nacks, redelivery) and consumer_seek.c (seek,
+ * broker events), receive_queue.c (receive queue, permits, listener),
+ * ack.c (acks, nacks, redelivery) and seek.c (seek,
  * last message id). Fields are grouped by the thread that owns them.
  */
 #ifndef PC_CONSUMER_INT_H
@@ -10,13 +10,13 @@
 #include <stddef.h>
 
 #include "client/schema.h"
-#include "client/ack_tracker.h"
-#include "client/chunk_assembler.h"
+#include "client/consumer/ack_tracker.h"
+#include "client/consumer/chunk_assembler.h"
 #include "client/client_int.h"
 #include "client/handler.h"
 #include "client/message.h"
-#include "client/redelivery.h"
-#include "client/rx_decode.h"
+#include "client/consumer/redelivery.h"
+#include "client/consumer/rx_decode.h"
 
 #define PC_MAX_HASH_RANGES 64
 
@@ -69,7 +69,7 @@ struct pulsarc_consumer_s {
     pulsarc_consumer_event_cb event_cb;
     void *event_opaque;
 
-    /* ---- multi-topic (consumer_multi.c) ----
+    /* ---- multi-topic (multi_topic.c) ----
      * A parent has no broker presence: its children (one per topic or
      * partition) subscribe and deliver into the parent's queue. The
      * children array is guarded by the parent's lock. */
@@ -112,7 +112,7 @@ void pc_consumer_ref(pulsarc_consumer_t *c);
 void pc_consumer_unref(pulsarc_consumer_t *c);
 int pc_consumer_is_shared(const pulsarc_consumer_t *c);
 
-/* consumer_recv.c (loop thread unless noted) */
+/* receive_queue.c (loop thread unless noted) */
 /* Takes a decoded entry; its messages reach the queue at the next flush. */
 void pc_consumer_deliver(pulsarc_consumer_t *c, pc_rx_result_t *r);
 /* Hands what was gathered since the last flush to the queue (loop thread). */
@@ -130,7 +130,7 @@ static inline pulsarc_consumer_t *pc_consumer_queue_of(pulsarc_consumer_t *c) {
 }
 void pc_consumer_notify_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev);
 
-/* consumer_ack.c (loop thread) */
+/* ack.c (loop thread) */
 void pc_consumer_acks_init(pulsarc_consumer_t *c);
 void pc_consumer_drop_chunks(void *owner, const pulsarc_msgid_t *ids, size_t n, int ack);
 void pc_consumer_send_validation_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int why);
@@ -154,7 +154,7 @@ size_t pc_dlq_filter(pulsarc_consumer_t *c, pulsarc_msgid_t *ids, size_t n);
 void pc_dlq_close(pulsarc_consumer_t *c);
 void pc_dlq_free(pulsarc_consumer_t *c);
 
-/* consumer_multi.c */
+/* multi_topic.c */
 /* Routes an id (or a received message) of a multi consumer to the child that owns it. */
 pulsarc_consumer_t *pc_multi_route(pulsarc_consumer_t *c, const pulsarc_msgid_t *id,
                                    const pulsarc_msg_t *msg);

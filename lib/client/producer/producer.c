@@ -13,7 +13,7 @@
  * client's callback queue, never run on the io thread. The struct is
  * reference counted because io callbacks and queued user callbacks may
  * outlive pulsarc_producer_destroy(). A partitioned topic's handle holds
- * one such producer per partition (producer_partitioned.c); each of those
+ * one such producer per partition (partitioned.c); each of those
  * keeps a reference on the handle, which is what callbacks receive.
  */
 #include <stdio.h>
@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "client/producer_int.h"
-#include "client/txn.h"
+#include "client/producer/producer_int.h"
+#include "client/txn/txn.h"
 #include "core/err.h"
 #include "net/conn.h"
 

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "client/producer_int.h"
+#include "client/producer/producer_int.h"
 #include "core/hash.h"
 
 int32_t pc_router_hash(pc_hash_scheme_t s, const char *key, size_t len) {

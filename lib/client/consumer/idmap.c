@@ -5,7 +5,7 @@
  * without per-id allocation. Sweeps scan the table, which is fine at the
  * once-a-tick rate they run. Single-threaded (the consumer's loop thread).
  */
-#include "client/idmap.h"
+#include "client/consumer/idmap.h"
 
 #include <stdlib.h>
 

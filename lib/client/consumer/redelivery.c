@@ -6,7 +6,7 @@
  * time. The owner decides how ids go on the wire (selectively for Shared
  * and Key_Shared, "all" otherwise). Loop thread only.
  */
-#include "client/redelivery.h"
+#include "client/consumer/redelivery.h"
 
 #include <stdlib.h>
 

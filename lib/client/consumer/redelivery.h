@@ -5,7 +5,7 @@
  */
 #ifndef PC_REDELIVERY_H
 #define PC_REDELIVERY_H
-#include "client/idmap.h"
+#include "client/consumer/idmap.h"
 #include "net/loop.h"
 
 typedef void (*pc_redeliver_fn)(void *owner, const pulsarc_msgid_t *ids, size_t n);

@@ -3,7 +3,7 @@
  * §10). It owns its id (most bits = the coordinator), its state, the count
  * of sends and acks still running in it, and the set of partitions and
  * subscriptions already registered with the coordinator, so each is
- * registered once. The wire work is txn_coord.c's.
+ * registered once. The wire work is coordinator.c's.
  *
  * Threads: application threads call everything here; the loop thread only
  * calls pc_txn_op_end when a send completes. `lock` guards state, pending,
@@ -20,7 +20,7 @@
  * transaction for good; other failures leave it open so the caller may try
  * again or abort.
  */
-#include "client/txn.h"
+#include "client/txn/txn.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "client/txn_coord.h"
+#include "client/txn/coordinator.h"
 #include "core/err.h"
 
 #define DEFAULT_TIMEOUT_MS 60000 /* the Java client's default */

@@ -8,7 +8,7 @@
  * broker ANDs it with what it has), so acking one message never acks its
  * siblings. Loop thread only.
  */
-#include "client/ack_tracker.h"
+#include "client/consumer/ack_tracker.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  *   entry.c                 framing one entry: single message or batch, compressed
  *   chunker.c               splitting a too-big entry into chunks
  *   router.c                partition choice for partitioned topics
- *   producer_partitioned.c  one handle over one producer per partition
+ *   partitioned.c           one handle over one producer per partition
  *
  * Vocabulary: an *item* is one user message waiting for its outcome; an
  * *op* is one SEND frame in flight (a single message, a batch of items, or
@@ -193,7 +193,7 @@ void pc_router_init(pc_router_t *r, const pulsarc_conf_t *conf, int nparts);
 int pc_router_choose(pc_router_t *r, const pulsarc_msg_t *m, int nparts, int64_t now_ms);
 int32_t pc_router_hash(pc_hash_scheme_t s, const char *key, size_t len);
 
-/* producer_partitioned.c */
+/* partitioned.c */
 pulsarc_err_t pc_partitioned_new(pulsarc_client_t *c, pulsarc_producer_t *parent, int nparts,
                                  const pulsarc_conf_t *conf, char *errstr, size_t errlen);
 pulsarc_err_t pc_partitioned_submit(pulsarc_producer_t *parent, send_item_t *it);

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/metadata.h"
-#include "client/producer_int.h"
+#include "client/producer/metadata.h"
+#include "client/producer/producer_int.h"
 
 void pc_batcher_init(pc_batcher_t *b, int key_based, int max_msgs, size_t max_bytes) {
     memset(b, 0, sizeof *b);

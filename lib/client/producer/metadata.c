@@ -5,7 +5,7 @@
  * Disabling replication is sent as replicate_to = ["__local__"], the value
  * the broker's replicator recognises (it is what the Java client sends).
  */
-#include "client/metadata.h"
+#include "client/producer/metadata.h"
 
 #include <stdlib.h>
 
