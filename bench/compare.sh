@@ -3,7 +3,7 @@
 # (bench/java/FetchJava.java) and PyPI's pulsar-client (Python over the C++
 # client, bench/compare_py.py), draining the same messages.
 #
-# Design notes (performance.md §7.1, §7.3)
+# Design notes
 #  - Replay mode (default): every client drains MSGS messages of one corpus
 #    (default batch100x1000) from build/bench/replay_server, a fresh server
 #    per run, subscription Exclusive/Earliest, receiver queue QUEUE (10000,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """compare_py.py — drain N messages with PyPI's pulsar-client (C++ core).
 
-The Python side of bench/compare.sh (performance.md section 7.3): subscribe
+The Python side of bench/compare.sh: subscribe
 (Exclusive, initial position Earliest) to --topic at --url, then loop over
 batch_receive() until N messages arrived, touching each one the way
 bench/fetch does (message id; payload size only with --data, since data()

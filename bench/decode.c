@@ -1,6 +1,6 @@
 /*
  * decode — the client's decode path fed from memory: no sockets, no
- * threads, deterministic (docs: /work/shared/ref/performance.md §5.2).
+ * threads, deterministic.
  *
  * Design notes
  *  - Builds the same corpus ring as the replay server (bench/corpus.c) and

@@ -1,6 +1,6 @@
 /*
  * fetch — consume N messages through the public API only and report what
- * they cost (docs: /work/shared/ref/performance.md §4.2, §8).
+ * they cost.
  *
  * Design notes
  *  - Only <pulsarc.h>: pulsarc_client_new, pulsarc_consumer_new,

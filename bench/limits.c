@@ -1,6 +1,6 @@
 /*
  * limits — the physical limits of this machine that bound the fetch path
- * (docs: /work/shared/ref/performance.md §2 and §6 "calibrate").
+ * (measured first, so the client's figures can be read against them).
  *
  * Design notes
  *  - memcpy: a DRAM-sized copy (64 MiB buffers) and a cache-resident one
@@ -11,7 +11,7 @@
  *    1 GiB, with the reader's buffer at 64 KiB (the client's READ_CHUNK) and
  *    at 1 MiB; recv calls and bytes per recv are reported.
  *  - Each row also prints ns per 112-byte message (100 B payload + batch
- *    framing), the per-message budget unit of performance.md §2.
+ *    framing), the unit the client's per-message cost is compared in.
  *  - Wall-clock over several repetitions, best kept: on a shared 2-core
  *    machine the best run is the closest to the hardware's limit.
  */

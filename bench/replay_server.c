@@ -1,7 +1,7 @@
 /*
  * replay_server — a broker-free Pulsar endpoint on 127.0.0.1 that streams a
  * pre-encoded corpus as fast as FLOW permits allow, so the client under
- * test is the bottleneck (docs: /work/shared/ref/performance.md §5.1).
+ * test is the bottleneck.
  *
  * Design notes
  *  - One thread, one epoll set, non-blocking sockets, level-triggered.

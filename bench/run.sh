@@ -10,11 +10,12 @@
 #    walk, consumer = the library's pc_rx_decode when present), ns/msg and
 #    allocations/msg; (3) callgrind Ir per message on small runs when
 #    valgrind is installed; (4) for each corpus: replay_server pinned to CPU 0,
-#    fetch pinned to CPU 1 (performance.md §5.1), REPS runs each, median
-#    and min-max reported (§4, §8).
+#    fetch pinned to CPU 1 (so neither steals the other's core), REPS runs
+#    each, median and min-max reported (one run says nothing of the noise).
 #  - Bounded: default counts finish in about 75 s on 2 cores (measured).
 #    SCALE multiplies every message count (SCALE=0.2 for a smoke run);
-#    REPS sets the runs per fetch row (default 3; §8 asks for >= 5).
+#    REPS sets the runs per fetch row (default 3; 5 or more for figures
+#    that will be quoted).
 #  - Only processes this script started are stopped, by their PID.
 #  - Logs and callgrind files go to $OUT (default $BUILD/bench/out); the
 #    tables are also written to $OUT/results.md.
@@ -145,7 +146,7 @@ if [ "$CALLGRIND" = 1 ] && command -v valgrind >/dev/null; then
     say ""
     say "Ir/msg: everything decode_pass runs, the application's side included (getters,"
     say "pulsarc_msg_destroy). decode Ir/msg: only the decode (pc_frame_parse + pc_rx_decode),"
-    say "without the payload copy and decompression (performance.md §5.2)."
+    say "without the payload copy and decompression."
     say ""
     say "| corpus | path | msgs | Ir total | Ir/msg | Ir/frame | decode Ir/msg |"
     say "|---|---|---|---|---|---|---|"

@@ -1,6 +1,5 @@
 /*
- * FetchJava: the Java client's side of bench/compare.sh (performance.md
- * section 7). Drains N messages with org.apache.pulsar.client (the jar the
+ * FetchJava: the Java client's side of bench/compare.sh. Drains N messages with org.apache.pulsar.client (the jar the
  * test broker's classpath already holds, so nothing more is fetched):
  * Exclusive subscription at Earliest, receiverQueueSize as bench/fetch, a
  * plain receive() loop touching each message's id (and, with --data, its

@@ -1,6 +1,6 @@
 /*
  * pulsarc — Admin section: a small client of the broker's HTTP admin API
- * (/admin/v2, protocol.md §13), built on libcurl and json-c. Included by
+ * (/admin/v2, docs/PROTOCOL.md §13), built on libcurl and json-c. Included by
  * pulsarc.h; the functions exist only in a library built with WITH_CURL=1
  * (PULSARC_WITH_CURL).
  *

@@ -1,6 +1,6 @@
 /*
  * Design notes: the admin client, a thin layer over the broker's HTTP admin
- * API (/admin/v2, protocol.md §13) using libcurl's easy interface.
+ * API (/admin/v2, docs/PROTOCOL.md §13) using libcurl's easy interface.
  *
  *  - One handle = one CURL easy handle (reused, so the connection is kept
  *    alive) + one growing response buffer. Nothing is shared between

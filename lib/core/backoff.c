@@ -1,6 +1,6 @@
 /*
  * Design notes: reconnect delays as the recent Java client computes them
- * (protocol.md §11.3): start at initial, double each time up to max, and
+ * (docs/PROTOCOL.md §11.3): start at initial, double each time up to max, and
  * subtract a random 0-10% so that many clients cut off by the same broker
  * restart do not all come back in the same millisecond. Never below initial.
  *

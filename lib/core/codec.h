@@ -1,6 +1,6 @@
 /*
  * Payload compression in the exact byte formats the Java client writes and
- * reads (protocol.md §6). No I/O, no threads, no state: any thread.
+ * reads (docs/PROTOCOL.md §6). No I/O, no threads, no state: any thread.
  *
  *   LZ4     raw LZ4 block: no frame, no size prefix
  *   ZLIB    zlib stream (RFC 1950: header + deflate + Adler-32); not raw, not gzip

@@ -4,7 +4,7 @@
  * constant table or writes only into caller-owned buffers, so any thread
  * may call it at any time.
  *
- * Retriable follows protocol.md §11.2's recommendation: connection-level
+ * Retriable as docs/PROTOCOL.md §11.2 lists it: connection-level
  * trouble and the broker's "try again later" answers retry; bad input,
  * authorization, busy, fenced and terminated are final.
  */

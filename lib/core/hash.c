@@ -1,5 +1,5 @@
 /*
- * Design notes: the two key hashes Pulsar clients route with (protocol.md
+ * Design notes: the two key hashes Pulsar clients route with (docs/PROTOCOL.md
  * §9.1). Murmur3_x86_32 with seed 0 is what every client agrees on; the
  * Java String.hashCode variant is there so keys route as a Java producer
  * with the default scheme would route them, which needs the key's UTF-16

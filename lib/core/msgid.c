@@ -1,5 +1,5 @@
 /*
- * Design notes: the public message-id value helpers (protocol.md §8). The
+ * Design notes: the public message-id value helpers (docs/PROTOCOL.md §8). The
  * id is a plain value type, so these are pure functions over caller memory,
  * safe from any thread.
  *

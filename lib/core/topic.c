@@ -1,5 +1,5 @@
 /*
- * Design notes: topic-name parsing and canonicalisation (protocol.md §3.1).
+ * Design notes: topic-name parsing and canonicalisation (docs/PROTOCOL.md §3.1).
  * Pure functions over caller-owned structs: no allocation, no shared state,
  * callable from any thread.
  *

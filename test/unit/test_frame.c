@@ -1,6 +1,6 @@
 /*
  * Unit tests for the frame codec (lib/core/frame.c), proved against golden
- * bytes assembled here from the protocol facts (protocol.md section 1):
+ * bytes assembled here from the protocol facts (docs/PROTOCOL.md section 1):
  * big-endian sizes, the 0x0e01/0x0e02 magics, a bitwise CRC32C written in
  * this file, and protobuf bytes derived by hand. The encoder is checked
  * byte for byte; the parser on whole, split and hostile input.
