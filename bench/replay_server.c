@@ -34,6 +34,11 @@
  *    windows, so they never split a data frame.
  *  - --messages N stops streaming once N messages were sent in total and
  *    keeps every connection open. SIGINT/SIGTERM print the stats and exit.
+ *  - Producers too, so a producer's own cost can be measured without a
+ *    broker's: PRODUCER -> PRODUCER_SUCCESS (a generated name, no earlier
+ *    sequence id), every SEND -> SEND_RECEIPT at once (same sequence ids,
+ *    the next entry id), CLOSE_PRODUCER -> SUCCESS. Payloads are not
+ *    looked at; entries and messages received are counted.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -79,6 +84,7 @@ typedef struct conn {
 typedef struct stats {
     uint64_t conns, frames, msgs, bytes, sends, eagain;
     uint64_t flows, permits, ack_cmds, acked_ids, ack_rejects, redeliver, pings, other;
+    uint64_t producers, sent_entries, sent_msgs;
     double first_send, last_send;
 } stats_t;
 
@@ -251,6 +257,43 @@ static void on_ack(server_t *s, const Pulsar__Proto__CommandAck *in) {
         s->st.ack_rejects++;
 }
 
+/* ---------- producers ---------- */
+
+static void on_producer(server_t *s, conn_t *c, const Pulsar__Proto__CommandProducer *in) {
+    char name[64];
+    snprintf(name, sizeof name, "replay-%llu", (unsigned long long)++s->st.producers);
+    Pulsar__Proto__CommandProducerSuccess ok = PULSAR__PROTO__COMMAND_PRODUCER_SUCCESS__INIT;
+    ok.request_id = in->request_id;
+    ok.producer_name = in->producer_name && *in->producer_name ? in->producer_name : name;
+    ok.has_last_sequence_id = 1;
+    ok.last_sequence_id = -1;
+    ok.has_schema_version = 1; /* empty, as a broker answers for BYTES; Java requires the field */
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
+    cmd.producer_success = &ok;
+    reply(c, &cmd);
+}
+
+static void on_send(server_t *s, conn_t *c, const Pulsar__Proto__CommandSend *in) {
+    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    id.ledgerid = LEDGER_ID;
+    id.entryid = s->next_entry++;
+    Pulsar__Proto__CommandSendReceipt r = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    r.producer_id = in->producer_id;
+    r.sequence_id = in->sequence_id;
+    r.message_id = &id;
+    if (in->has_highest_sequence_id) {
+        r.has_highest_sequence_id = 1;
+        r.highest_sequence_id = in->highest_sequence_id;
+    }
+    s->st.sent_entries++;
+    s->st.sent_msgs += in->has_num_messages ? (uint64_t)in->num_messages : 1;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
+    cmd.send_receipt = &r;
+    reply(c, &cmd);
+}
+
 static void dispatch(server_t *s, conn_t *c, const pc_cmd_t *cmd) {
     switch (cmd->type) {
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECT: on_connect(c, cmd->connect); break;
@@ -268,6 +311,11 @@ static void dispatch(server_t *s, conn_t *c, const pc_cmd_t *cmd) {
         on_close_consumer(c, cmd->unsubscribe->consumer_id, cmd->unsubscribe->request_id);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__REDELIVER_UNACKNOWLEDGED_MESSAGES: s->st.redeliver++; break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER: on_producer(s, c, cmd->producer); break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND: on_send(s, c, cmd->send); break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
+        reply_success(c, cmd->close_producer->request_id);
+        break;
     default:
         if (s->st.other++ < 5)
             fprintf(stderr, "replay: ignoring %s\n", pc_cmd_name(cmd->type));
@@ -457,14 +505,16 @@ static void print_stats(server_t *s) {
     fprintf(stderr,
             "replay-stats: corpus=%s conns=%llu frames=%llu msgs=%llu bytes=%llu sends=%llu "
             "eagain=%llu flows=%llu permits=%llu ack_cmds=%llu acked_ids=%llu ack_rejects=%llu "
-            "redeliver=%llu pings=%llu other=%llu stream_s=%.3f user_s=%.3f sys_s=%.3f "
-            "busy_pct=%.1f gbps=%.3f\n",
+            "redeliver=%llu pings=%llu other=%llu producers=%llu sent_entries=%llu sent_msgs=%llu "
+            "stream_s=%.3f user_s=%.3f sys_s=%.3f busy_pct=%.1f gbps=%.3f\n",
             s->ring.spec->name, (unsigned long long)t->conns, (unsigned long long)t->frames,
             (unsigned long long)t->msgs, (unsigned long long)t->bytes, (unsigned long long)t->sends,
             (unsigned long long)t->eagain, (unsigned long long)t->flows, (unsigned long long)t->permits,
             (unsigned long long)t->ack_cmds, (unsigned long long)t->acked_ids,
             (unsigned long long)t->ack_rejects, (unsigned long long)t->redeliver,
-            (unsigned long long)t->pings, (unsigned long long)t->other, stream, user, sys,
+            (unsigned long long)t->pings, (unsigned long long)t->other,
+            (unsigned long long)t->producers, (unsigned long long)t->sent_entries,
+            (unsigned long long)t->sent_msgs, stream, user, sys,
             stream > 0 ? 100.0 * (user + sys) / stream : 0.0, stream > 0 ? t->bytes / stream / 1e9 : 0.0);
 }
 

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# bench/produce_compare.sh — the producer at saturation: pulsarc
+# (bench/produce) beside the Java client (bench/java/ProduceJava.java),
+# against a live broker, in the same run, alternating.
+#
+# Design notes
+#  - Cells: 100 B and 1 KB, batched (1 ms / 1,000 messages / 128 KiB) and
+#    unbatched; one producer, sendAsync in a loop, blockIfQueueFull with a
+#    pending queue of PENDING (1,000). Every run publishes to a fresh topic,
+#    so no run inherits another's backlog or ledger roll-over.
+#  - Interleaved: PAIRS rounds, each round pulsarc then Java for every
+#    cell; the table gives medians with min-max. Each program measures its
+#    own window (producer created .. last receipt) with its process's CPU
+#    time, so JVM start-up stays outside it; JIT and GC threads count.
+#  - Live (default): needs PULSAR_SERVICE_URL (run under
+#    test/broker/run-with-broker.sh). No pinning: the broker needs both
+#    cores, and the client competes with it for them as it would in
+#    production on a small machine.
+#  - --sink: against build/bench/replay_server, which answers every SEND
+#    with its receipt at once, so what is left is the client's own cost.
+#    One server for the whole run, on CPU 0, the client on CPU 1.
+#  - Java: compiled with javac against the test broker's classpath, as
+#    bench/compare.sh does; skipped when javac or the classpath is missing.
+#
+# Environment: BUILD (build), PORT (6656, --sink), PAIRS (3), PENDING (1000), BATCHED_MSGS
+# (1000000), UNBATCHED_MSGS (200000), CELLS ("100:1 1024:1 1024:0 100:0",
+# size:batched), NOBUILD (0). Figures only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SINK=0
+[ "${1:-}" = --sink ] && SINK=1
+BUILD=${BUILD:-build}
+PORT=${PORT:-6656}
+PAIRS=${PAIRS:-3}
+PENDING=${PENDING:-1000}
+BATCHED_MSGS=${BATCHED_MSGS:-1000000}
+UNBATCHED_MSGS=${UNBATCHED_MSGS:-200000}
+CELLS=${CELLS:-"100:1 1024:1 1024:0 100:0"}
+B=$BUILD/bench
+OUT=${OUT:-$B/out}
+mkdir -p "$OUT"
+TAG=$([ $SINK = 1 ] && echo sink || echo live)
+LOG=$OUT/produce-compare-$TAG.log
+: >"$LOG"
+
+if [ "${NOBUILD:-0}" != 1 ]; then
+    make -j"$(nproc)" -f Makefile -f bench/Makefile.inc BUILD="$BUILD" "$B/produce" "$B/replay_server" \
+        >"$OUT/produce-build.log" 2>&1 || { tail -20 "$OUT/produce-build.log"; exit 1; }
+fi
+
+SERVER_PID=
+stop_server() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    SERVER_PID=
+}
+trap stop_server EXIT INT TERM
+PIN0=()
+PIN1=()
+if [ $SINK = 1 ]; then
+    if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+        PIN0=(taskset -c 0)
+        PIN1=(taskset -c 1)
+    fi
+    "${PIN0[@]}" "$B/replay_server" --port "$PORT" 2>"$OUT/produce-sink.log" &
+    SERVER_PID=$!
+    for _ in $(seq 1 100); do grep -q "listening on" "$OUT/produce-sink.log" && break; sleep 0.1; done
+    grep -q "listening on" "$OUT/produce-sink.log" || { cat "$OUT/produce-sink.log" >&2; exit 1; }
+    URL=pulsar://127.0.0.1:$PORT
+    WHERE="broker-free sink (replay_server answers every SEND at once)"
+else
+    URL=${PULSAR_SERVICE_URL:?needs PULSAR_SERVICE_URL (run under test/broker/run-with-broker.sh), or --sink}
+    WHERE="live broker $URL"
+fi
+
+HAVE_JAVA=0
+JAVA_CP=
+CP_FILE=$(ls test/broker/.work*/classpath.txt 2>/dev/null | head -1 || true)
+if command -v javac >/dev/null && [ -n "$CP_FILE" ]; then
+    mkdir -p "$B/java"
+    if [ ! -f "$B/java/ProduceJava.class" ] || [ bench/java/ProduceJava.java -nt "$B/java/ProduceJava.class" ]; then
+        javac -d "$B/java" -cp "$(cat "$CP_FILE")" bench/java/ProduceJava.java >"$OUT/produce-javac.log" 2>&1 || true
+    fi
+    [ -f "$B/java/ProduceJava.class" ] && HAVE_JAVA=1 && JAVA_CP="$B/java:$(cat "$CP_FILE")"
+fi
+JVER=$([ $HAVE_JAVA = 1 ] && basename "$(tr ':' '\n' <"$CP_FILE" | grep -m1 'pulsar-client-original')" .jar || echo none)
+[ $HAVE_JAVA = 1 ] || echo "java client unavailable (javac or the broker classpath missing); its rows are skipped"
+
+kv() { sed -n "s/.*[ :]$1=\([^ ]*\).*/\1/p"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
+minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "-" }'; }
+
+# run CLIENT SIZE BATCH N ROUND: one run on a fresh topic; appends a row to $ROWS
+ROWS=$OUT/produce-compare-$TAG.rows
+: >"$ROWS"
+run() {
+    local client=$1 size=$2 batch=$3 n=$4 round=$5 line topic
+    topic=persistent://public/default/produce-$client-$size-$batch-$round-$$-$(date +%s%N)
+    local args=(--url "$URL" --topic "$topic" --messages "$n" --size "$size" --batch "$batch" --pending "$PENDING" --label "$client")
+    if [ "$client" = pulsarc ]; then
+        line=$(timeout 600 "${PIN1[@]}" "$B/produce" "${args[@]}" 2>>"$OUT/produce-compare.err" | grep '^produce:' || true)
+    else
+        line=$(timeout 600 "${PIN1[@]}" java -Xms512m -cp "$JAVA_CP" ProduceJava "${args[@]}" 2>>"$OUT/produce-compare.err" | grep '^produce:' || true)
+    fi
+    echo "$client $size $batch: $line" >>"$LOG"
+    if [ "$(echo "$line" | kv status)" != ok ]; then
+        echo "  $client $size B batch=$batch failed: ${line:-no output} (see $OUT/produce-compare.err)" >&2
+        return 0
+    fi
+    echo "$client $size $batch $(echo "$line" | kv msgs_per_s) $(echo "$line" | kv cpu_s_per_M) $(echo "$line" | kv rss_mb)" >>"$ROWS"
+    echo "  round $round: $client $size B batch=$batch: $(echo "$line" | kv msgs_per_s) msg/s, $(echo "$line" | kv cpu_s_per_M) CPU-s/M, $(echo "$line" | kv rss_mb) MB"
+}
+
+echo "$WHERE; pending $PENDING; pairs $PAIRS; java $JVER"
+for r in $(seq 1 "$PAIRS"); do
+    for cell in $CELLS; do
+        size=${cell%:*} batch=${cell#*:}
+        n=$([ "$batch" = 1 ] && echo "$BATCHED_MSGS" || echo "$UNBATCHED_MSGS")
+        run pulsarc "$size" "$batch" "$n" "$r"
+        [ $HAVE_JAVA = 1 ] && run java "$size" "$batch" "$n" "$r"
+    done
+done
+
+# stat CLIENT SIZE BATCH COLUMN: "median (min-max)" of one column over the rounds
+stat() {
+    local vals
+    vals=$(awk -v c="$1" -v s="$2" -v b="$3" -v k="$4" '$1 == c && $2 == s && $3 == b { print $k }' "$ROWS")
+    [ -n "$vals" ] || { echo "-"; return; }
+    echo "$(echo "$vals" | median) ($(echo "$vals" | minmax))"
+}
+echo
+echo "## producer at saturation, pulsarc beside the Java client ($JVER), $WHERE; medians (min-max) of $PAIRS rounds"
+echo
+echo "| cell | msg/s pulsarc | msg/s Java | CPU-s per M pulsarc | CPU-s per M Java | peak RSS MB pulsarc | peak RSS MB Java |"
+echo "|---|---|---|---|---|---|---|"
+for cell in $CELLS; do
+    size=${cell%:*} batch=${cell#*:}
+    name="$size B $([ "$batch" = 1 ] && echo batched || echo unbatched)"
+    echo "| $name | $(stat pulsarc "$size" "$batch" 4) | $(stat java "$size" "$batch" 4) | $(stat pulsarc "$size" "$batch" 5) | $(stat java "$size" "$batch" 5) | $(stat pulsarc "$size" "$batch" 6) | $(stat java "$size" "$batch" 6) |"
+done
+echo
+echo "log: $LOG"
