@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# bench/latency_compare.sh — send latency at fixed rates: pulsarc
+# (bench/latency) beside the Java client (bench/java/LatencyJava.java),
+# alternating, against a live broker or (--sink) the replay server.
+#
+# Design notes
+#  - Rates RATES (1000 10000 50000 msg/s) of SIZE (1 KB) messages, batched
+#    as the saturation bench (1 ms / 1,000 / 128 KiB), SECONDS (10) per run
+#    after a warm-up second; a fresh topic per run.
+#  - Latency is measured from each message's intended send time, so a
+#    stalled sender is charged for every message it held back; p50, p99,
+#    p99.9 and max are medians over PAIRS (2) rounds, min-max beside them.
+#  - Live needs PULSAR_SERVICE_URL (test/broker/run-with-broker.sh); --sink
+#    starts build/bench/replay_server on PORT (6657).
+#
+# Environment: BUILD, PAIRS, RATES, SIZE, SECONDS, PORT, NOBUILD. Figures only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SINK=0
+[ "${1:-}" = --sink ] && SINK=1
+BUILD=${BUILD:-build}
+PAIRS=${PAIRS:-2}
+RATES=${RATES:-"1000 10000 50000"}
+SIZE=${SIZE:-1024}
+SECONDS_PER_RUN=${SECONDS:-10}
+PORT=${PORT:-6657}
+B=$BUILD/bench
+OUT=${OUT:-$B/out}
+mkdir -p "$OUT"
+TAG=$([ $SINK = 1 ] && echo sink || echo live)
+LOG=$OUT/latency-compare-$TAG.log
+ROWS=$OUT/latency-compare-$TAG.rows
+: >"$LOG"
+: >"$ROWS"
+
+if [ "${NOBUILD:-0}" != 1 ]; then
+    make -j"$(nproc)" -f Makefile -f bench/Makefile.inc BUILD="$BUILD" "$B/latency" "$B/replay_server" \
+        >"$OUT/latency-build.log" 2>&1 || { tail -20 "$OUT/latency-build.log"; exit 1; }
+fi
+
+SERVER_PID=
+stop_server() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    SERVER_PID=
+}
+trap stop_server EXIT INT TERM
+if [ $SINK = 1 ]; then
+    "$B/replay_server" --port "$PORT" 2>"$OUT/latency-sink.log" &
+    SERVER_PID=$!
+    for _ in $(seq 1 100); do grep -q "listening on" "$OUT/latency-sink.log" && break; sleep 0.1; done
+    grep -q "listening on" "$OUT/latency-sink.log" || { cat "$OUT/latency-sink.log" >&2; exit 1; }
+    URL=pulsar://127.0.0.1:$PORT
+    WHERE="broker-free sink (replay_server)"
+else
+    URL=${PULSAR_SERVICE_URL:?needs PULSAR_SERVICE_URL (run under test/broker/run-with-broker.sh), or --sink}
+    WHERE="live broker $URL"
+fi
+
+HAVE_JAVA=0
+JAVA_CP=
+CP_FILE=$(ls test/broker/.work*/classpath.txt 2>/dev/null | head -1 || true)
+if command -v javac >/dev/null && [ -n "$CP_FILE" ]; then
+    mkdir -p "$B/java"
+    if [ ! -f "$B/java/LatencyJava.class" ] || [ bench/java/LatencyJava.java -nt "$B/java/LatencyJava.class" ]; then
+        javac -d "$B/java" -cp "$(cat "$CP_FILE")" bench/java/LatencyJava.java >"$OUT/latency-javac.log" 2>&1 || true
+    fi
+    [ -f "$B/java/LatencyJava.class" ] && HAVE_JAVA=1 && JAVA_CP="$B/java:$(cat "$CP_FILE")"
+fi
+[ $HAVE_JAVA = 1 ] || echo "java client unavailable (javac or the broker classpath missing); its rows are skipped"
+
+kv() { sed -n "s/.*[ :]$1=\([^ ]*\).*/\1/p"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
+minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "-" }'; }
+
+run() {
+    local client=$1 rate=$2 round=$3 line topic
+    topic=persistent://public/default/latency-$client-$rate-$round-$$-$(date +%s%N)
+    local args=(--url "$URL" --topic "$topic" --rate "$rate" --seconds "$SECONDS_PER_RUN" --size "$SIZE" --label "$client")
+    if [ "$client" = pulsarc ]; then
+        line=$(timeout 600 "$B/latency" "${args[@]}" 2>>"$OUT/latency-compare.err" | grep '^latency:' || true)
+    else
+        line=$(timeout 600 java -Xms512m -cp "$JAVA_CP" LatencyJava "${args[@]}" 2>>"$OUT/latency-compare.err" | grep '^latency:' || true)
+    fi
+    echo "$client $rate: $line" >>"$LOG"
+    if [ "$(echo "$line" | kv status)" != ok ]; then
+        echo "  $client at $rate msg/s failed: ${line:-no output} (see $OUT/latency-compare.err)" >&2
+        return 0
+    fi
+    echo "$client $rate $(echo "$line" | kv p50_ms) $(echo "$line" | kv p99_ms) $(echo "$line" | kv p999_ms) $(echo "$line" | kv max_ms)" >>"$ROWS"
+    echo "  round $round: $client $rate msg/s: p50 $(echo "$line" | kv p50_ms) p99 $(echo "$line" | kv p99_ms) p99.9 $(echo "$line" | kv p999_ms) max $(echo "$line" | kv max_ms) ms"
+}
+
+echo "$WHERE; $SIZE B; $SECONDS_PER_RUN s per run; pairs $PAIRS"
+for r in $(seq 1 "$PAIRS"); do
+    for rate in $RATES; do
+        run pulsarc "$rate" "$r"
+        [ $HAVE_JAVA = 1 ] && run java "$rate" "$r"
+    done
+done
+
+stat() {
+    local vals
+    vals=$(awk -v c="$1" -v r="$2" -v k="$3" '$1 == c && $2 == r { print $k }' "$ROWS")
+    [ -n "$vals" ] || { echo "-"; return; }
+    echo "$(echo "$vals" | median) ($(echo "$vals" | minmax))"
+}
+echo
+echo "## send latency in ms from the intended send time, $SIZE B batched, $WHERE; medians (min-max) of $PAIRS rounds"
+echo
+echo "| rate | client | p50 | p99 | p99.9 | max |"
+echo "|---|---|---|---|---|---|"
+for rate in $RATES; do
+    for c in pulsarc java; do
+        [ $c = java ] && [ $HAVE_JAVA = 0 ] && continue
+        echo "| $rate/s | $c | $(stat $c "$rate" 3) | $(stat $c "$rate" 4) | $(stat $c "$rate" 5) | $(stat $c "$rate" 6) |"
+    done
+done
+echo
+echo "log: $LOG"
