@@ -12,8 +12,10 @@
 #    p99.9 and max are medians over PAIRS (2) rounds, min-max beside them.
 #  - Live needs PULSAR_SERVICE_URL (test/broker/run-with-broker.sh); --sink
 #    starts build/bench/replay_server on PORT (6657).
+#  - MODES (live: "send e2e"; sink: "send"): send = to the broker's
+#    receipt; e2e = to a consumer of the same process receiving it.
 #
-# Environment: BUILD, PAIRS, RATES, SIZE, SECONDS, PORT, NOBUILD. Figures only.
+# Environment: BUILD, PAIRS, RATES, SIZE, SECONDS, PORT, MODES, NOBUILD. Figures only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +27,7 @@ RATES=${RATES:-"1000 10000 50000"}
 SIZE=${SIZE:-1024}
 SECONDS_PER_RUN=${SECONDS:-10}
 PORT=${PORT:-6657}
+MODES=${MODES:-$([ $SINK = 1 ] && echo send || echo "send e2e")}
 B=$BUILD/bench
 OUT=${OUT:-$B/out}
 mkdir -p "$OUT"
@@ -77,46 +80,51 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)
 minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "-" }'; }
 
 run() {
-    local client=$1 rate=$2 round=$3 line topic
+    local client=$1 rate=$2 round=$3 mode=$4 line topic
     topic=persistent://public/default/latency-$client-$rate-$round-$$-$(date +%s%N)
-    local args=(--url "$URL" --topic "$topic" --rate "$rate" --seconds "$SECONDS_PER_RUN" --size "$SIZE" --label "$client")
+    local args=(--url "$URL" --topic "$topic" --rate "$rate" --seconds "$SECONDS_PER_RUN" --size "$SIZE" --label "$client"
+                --e2e "$([ "$mode" = e2e ] && echo 1 || echo 0)")
     if [ "$client" = pulsarc ]; then
         line=$(timeout 600 "$B/latency" "${args[@]}" 2>>"$OUT/latency-compare.err" | grep '^latency:' || true)
     else
         line=$(timeout 600 java -Xms512m -cp "$JAVA_CP" LatencyJava "${args[@]}" 2>>"$OUT/latency-compare.err" | grep '^latency:' || true)
     fi
-    echo "$client $rate: $line" >>"$LOG"
+    echo "$client $rate $mode: $line" >>"$LOG"
     if [ "$(echo "$line" | kv status)" != ok ]; then
-        echo "  $client at $rate msg/s failed: ${line:-no output} (see $OUT/latency-compare.err)" >&2
+        echo "  $client at $rate msg/s ($mode) failed: ${line:-no output} (see $OUT/latency-compare.err)" >&2
         return 0
     fi
-    echo "$client $rate $(echo "$line" | kv p50_ms) $(echo "$line" | kv p99_ms) $(echo "$line" | kv p999_ms) $(echo "$line" | kv max_ms)" >>"$ROWS"
-    echo "  round $round: $client $rate msg/s: p50 $(echo "$line" | kv p50_ms) p99 $(echo "$line" | kv p99_ms) p99.9 $(echo "$line" | kv p999_ms) max $(echo "$line" | kv max_ms) ms"
+    echo "$client $rate $mode $(echo "$line" | kv p50_ms) $(echo "$line" | kv p99_ms) $(echo "$line" | kv p999_ms) $(echo "$line" | kv max_ms)" >>"$ROWS"
+    echo "  round $round: $client $rate msg/s $mode: p50 $(echo "$line" | kv p50_ms) p99 $(echo "$line" | kv p99_ms) p99.9 $(echo "$line" | kv p999_ms) max $(echo "$line" | kv max_ms) ms"
 }
 
 echo "$WHERE; $SIZE B; $SECONDS_PER_RUN s per run; pairs $PAIRS"
 for r in $(seq 1 "$PAIRS"); do
-    for rate in $RATES; do
-        run pulsarc "$rate" "$r"
-        [ $HAVE_JAVA = 1 ] && run java "$rate" "$r"
+    for mode in $MODES; do
+        for rate in $RATES; do
+            run pulsarc "$rate" "$r" "$mode"
+            [ $HAVE_JAVA = 1 ] && run java "$rate" "$r" "$mode"
+        done
     done
 done
 
 stat() {
     local vals
-    vals=$(awk -v c="$1" -v r="$2" -v k="$3" '$1 == c && $2 == r { print $k }' "$ROWS")
+    vals=$(awk -v c="$1" -v r="$2" -v m="$3" -v k="$4" '$1 == c && $2 == r && $3 == m { print $k }' "$ROWS")
     [ -n "$vals" ] || { echo "-"; return; }
     echo "$(echo "$vals" | median) ($(echo "$vals" | minmax))"
 }
 echo
-echo "## send latency in ms from the intended send time, $SIZE B batched, $WHERE; medians (min-max) of $PAIRS rounds"
+echo "## latency in ms from the intended send time (send: to the receipt; e2e: to a consumer), $SIZE B batched, $WHERE; medians (min-max) of $PAIRS rounds"
 echo
-echo "| rate | client | p50 | p99 | p99.9 | max |"
-echo "|---|---|---|---|---|---|"
-for rate in $RATES; do
-    for c in pulsarc java; do
-        [ $c = java ] && [ $HAVE_JAVA = 0 ] && continue
-        echo "| $rate/s | $c | $(stat $c "$rate" 3) | $(stat $c "$rate" 4) | $(stat $c "$rate" 5) | $(stat $c "$rate" 6) |"
+echo "| kind | rate | client | p50 | p99 | p99.9 | max |"
+echo "|---|---|---|---|---|---|---|"
+for mode in $MODES; do
+    for rate in $RATES; do
+        for c in pulsarc java; do
+            [ $c = java ] && [ $HAVE_JAVA = 0 ] && continue
+            echo "| $mode | $rate/s | $c | $(stat $c "$rate" "$mode" 4) | $(stat $c "$rate" "$mode" 5) | $(stat $c "$rate" "$mode" 6) | $(stat $c "$rate" "$mode" 7) |"
+        done
     done
 done
 echo
