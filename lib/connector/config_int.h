@@ -26,8 +26,6 @@ struct pulsarc_connector_config_s {
     size_t nrouters;
 };
 
-/* Index of key in the table, or -1. */
-int pc_cc_find(const char *key);
 /*
  * Validates value for property id and stores it as coming from origin,
  * unless a stronger source already set it (then nothing changes: PULSARC_OK).
@@ -58,9 +56,6 @@ typedef pulsarc_err_t (*pc_cc_apply_fn)(pulsarc_connector_config_t *c, void *opa
                                         char *errstr, size_t errlen);
 pulsarc_err_t pc_cc_atomically(pulsarc_connector_config_t *c, pc_cc_apply_fn apply,
                                void *opaque, char *errstr, size_t errlen);
-
-/* Markdown reference of every key (for docs/CONNECTOR_CONFIGURATION.md). */
-void pc_cc_write_doc(FILE *out);
 
 /*
  * Java .properties syntax: calls cb(opaque, key, value, line) for each

@@ -6,7 +6,7 @@
  * set_config() takes the connector's key names so a Flink job's
  * properties port over:
  *  - pulsar.sink.* (and pulsar.admin.adminUrl) are read by the connector's
- *    property table (connector_props.h, through lib/conf's value parser),
+ *    property table (connector_props.h, through lib/conf's table code),
  *    then stored in the settings' fields;
  *  - pulsar.client.* / pulsar.producer.* are core keys: each is checked at
  *    once against a scratch core conf (so a typo fails at the call that
@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/value.h"
 #include "connector/config_int.h"
 #include "connector/sink_int.h"
 
@@ -54,11 +53,9 @@ static const pc_cc_id_t sink_keys[] = {
     PC_CC_SINK_VALIDATE_BYTES,     PC_CC_ADMIN_URL,
 };
 
-/* Index of choice text among "a|b|c" as the table spells it. */
+/* Is the table's choice num of id spelled want? */
 static int choice_is(pc_cc_id_t id, int64_t num, const char *want) {
-    size_t n;
-    const char *at = pc_value_choice(pc_cc_props[id].choices, num, &n);
-    return at && n == strlen(want) && !strncmp(at, want, n);
+    return pc_prop_choice_is(&pc_cc_props[id], num, want);
 }
 
 /* Stores a value the table has accepted; text is taken over. */
@@ -88,7 +85,7 @@ static pulsarc_err_t put_sink_key(pc_sink_settings_t *s, pc_cc_id_t id, char *te
 
 static pulsarc_err_t set_sink_key(pulsarc_sink_builder_t *b, const char *key, const char *v,
                                   char *errstr, size_t errlen) {
-    int id = pc_cc_find(key);
+    int id = pc_prop_find(&pc_cc_table, key);
     for (size_t i = 0; id >= 0 && i < sizeof sink_keys / sizeof sink_keys[0]; i++) {
         if ((int)sink_keys[i] != id)
             continue;

@@ -3,7 +3,7 @@
  * names (pulsar.source.*, pulsar.consumer.subscriptionName/Type) so that a
  * Flink job's properties port over. Each value is read by the connector's
  * property table (connector_props.h: type, range, enum, URL syntax, through
- * lib/conf's value parser); the static table here only says which field it
+ * lib/conf's table code); the static table here only says which field it
  * goes to. Unknown keys are rejected with their name.
  * Start and stop cursors are structured values, so they have typed setters.
  */
@@ -133,7 +133,7 @@ pulsarc_err_t pulsarc_source_conf_set(pulsarc_source_conf_t *conf, const char *k
                                       const char *value, char *errstr, size_t errlen) {
     if (!conf || !key || !value)
         return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "conf, key and value are required");
-    int id = pc_cc_find(key);
+    int id = pc_prop_find(&pc_cc_table, key);
     for (size_t i = 0; id >= 0 && i < sizeof keys / sizeof keys[0]; i++) {
         if ((int)keys[i].id != id)
             continue;

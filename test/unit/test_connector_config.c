@@ -251,8 +251,8 @@ static const struct bad_value {
     {"pulsar.sink.deliveryGuarantee", "twice", PULSARC_ERR_BAD_CONFIG,
      "pulsar.sink.deliveryGuarantee: 'twice' is not one of exactly-once|at-least-once|none"},
     {"pulsar.producer.compressionType", "gzip", PULSARC_ERR_BAD_CONFIG, "is not one of"},
-    {"pulsar.client.serviceUrl", "http://h:8080", PULSARC_ERR_BAD_CONFIG,
-     "needs a pulsar:// or pulsar+ssl:// scheme"},
+    {"pulsar.client.serviceUrl", "ftp://h:21", PULSARC_ERR_BAD_CONFIG,
+     "pulsar.client.serviceUrl: unknown scheme 'ftp' in service URL 'ftp://h:21'"},
     {"pulsar.client.serviceUrl", "pulsar://", PULSARC_ERR_BAD_CONFIG, "pulsar.client.serviceUrl: "},
     {"pulsar.admin.adminUrl", "pulsar://h:6650", PULSARC_ERR_BAD_CONFIG,
      "needs a http:// or https:// scheme"},
@@ -379,28 +379,29 @@ START_TEST(table_is_consistent) {
     /* every default passes its own validation, every core key exists in the core table */
     pulsarc_conf_t *core = pulsarc_conf_new();
     for (int i = 0; i < PC_CC__COUNT; i++) {
-        const pc_cc_prop_t *p = &pc_cc_props[i];
+        const pc_prop_t *p = &pc_cc_props[i];
         ck_assert_msg(!strncmp(p->name, "pulsar.", 7), "%s", p->name);
-        ck_assert_int_eq(pc_cc_find(p->name), i);
+        ck_assert_int_eq(pc_prop_find(&pc_cc_table, p->name), i);
         if (p->defval) {
             pulsarc_connector_config_t *c = cfg_new();
             ck_assert_msg(!pulsarc_connector_config_set(c, p->name, p->defval, err, sizeof err),
                           "default of %s: %s", p->name, err);
             pulsarc_connector_config_destroy(c);
         }
-        if (p->core) {
+        if (p->target) {
             char buf[256];
             size_t len = sizeof buf;
-            ck_assert_msg(pulsarc_conf_get(core, p->core, buf, &len) == PULSARC_OK,
-                          "%s maps onto unknown core key %s", p->name, p->core);
+            ck_assert_msg(pulsarc_conf_get(core, p->target, buf, &len) == PULSARC_OK,
+                          "%s maps onto unknown core key %s", p->name, p->target);
         }
-        if (p->core && p->type == CC_T_INT) { /* the connector range fits the core's */
+        if (p->target && p->type == PC_VALUE_INT) { /* the connector range fits the core's */
+            int64_t scale = (p->flags & PC_F_NS_TO_MS) ? 1000000 : 1;
             char v[32];
-            snprintf(v, sizeof v, "%lld", (long long)(p->min / p->scale));
-            ck_assert_msg(!pulsarc_conf_set(core, p->core, v, err, sizeof err), "%s min: %s",
+            snprintf(v, sizeof v, "%lld", (long long)(p->min / scale));
+            ck_assert_msg(!pulsarc_conf_set(core, p->target, v, err, sizeof err), "%s min: %s",
                           p->name, err);
-            snprintf(v, sizeof v, "%lld", (long long)(p->max / p->scale));
-            ck_assert_msg(!pulsarc_conf_set(core, p->core, v, err, sizeof err), "%s max: %s",
+            snprintf(v, sizeof v, "%lld", (long long)(p->max / scale));
+            ck_assert_msg(!pulsarc_conf_set(core, p->target, v, err, sizeof err), "%s max: %s",
                           p->name, err);
         }
     }
@@ -412,7 +413,7 @@ START_TEST(doc_has_every_key) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    pc_cc_write_doc(f);
+    pc_prop_write_doc(&pc_cc_table, f);
     fclose(f);
     for (int i = 0; i < PC_CC__COUNT; i++) {
         char cell[160];
@@ -931,6 +932,24 @@ START_TEST(client_conf_mapping) {
 }
 END_TEST
 
+/* The client looks topics up over HTTP as well: every scheme it takes reaches its serviceUrl. */
+START_TEST(client_conf_any_service_url_scheme) {
+    static const char *const urls[] = {"pulsar://h:6650", "pulsar+ssl://h:6651",
+                                       "http://h1:8080,h2:8080", "https://h:8443"};
+    for (size_t i = 0; i < NELEM(urls); i++) {
+        pulsarc_connector_config_t *c = cfg_new();
+        ck_assert_msg(!pulsarc_connector_config_set_service_url(c, urls[i], err, sizeof err),
+                      "%s: %s", urls[i], err);
+        pulsarc_conf_t *conf = NULL;
+        ck_assert_msg(!pulsarc_connector_config_to_client_conf(c, &conf, err, sizeof err), "%s",
+                      err);
+        ck_assert_str_eq(core_get(conf, "serviceUrl"), urls[i]);
+        pulsarc_conf_destroy(conf);
+        pulsarc_connector_config_destroy(c);
+    }
+}
+END_TEST
+
 START_TEST(client_conf_two_keys_one_core_key) {
     /* the v4.0 name, set, beats the current name's default ... */
     pulsarc_connector_config_t *c = cfg_new();
@@ -1067,6 +1086,7 @@ static Suite *connector_config_suite(void) {
     tcase_add_test(t, subscription_namespace);
     tcase_add_test(t, validate_rules);
     tcase_add_test(t, client_conf_mapping);
+    tcase_add_test(t, client_conf_any_service_url_scheme);
     tcase_add_test(t, client_conf_two_keys_one_core_key);
     tcase_add_test(t, client_conf_errors);
     tcase_add_test(t, hostname_verification_setting);

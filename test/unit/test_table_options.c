@@ -155,9 +155,9 @@ static const struct bad_case {
     {"topics ;", S_PLAIN, 3, X("topics", ";"), "The topics list should not be empty."},
     {"topic invalid", S_PLAIN, 3, X("topics", "a;x/y"),
      "The topics name x/y is not a valid topic name."},
-    {"service-url scheme", S_PLAIN, 3, X("service-url", "http://h:8080"),
-     "Invalid 'service-url': pulsar.client.serviceUrl: 'http://h:8080' needs a pulsar:// or "
-     "pulsar+ssl:// scheme"},
+    {"service-url scheme", S_PLAIN, 3, X("service-url", "ftp://h:21"),
+     "Invalid 'service-url': pulsar.client.serviceUrl: unknown scheme 'ftp' in service URL "
+     "'ftp://h:21'"},
     {"service-url syntax", S_PLAIN, 3, X("service-url", "pulsar://h:99999"), "Invalid 'service-url'"},
     {"admin-url", S_PLAIN, 3, X("admin-url", "pulsar://h:6650"),
      "Invalid 'admin-url': pulsar.admin.adminUrl"},
