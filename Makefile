@@ -240,7 +240,8 @@ $(BUILD)/tools/gen_config_doc: tools/gen_config_doc.c $(LINK_LIBS)
 	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
 docs/CONFIGURATION.md: $(BUILD)/tools/gen_config_doc lib/conf/props.h
 	$(BUILD)/tools/gen_config_doc client > $@
-docs/CONNECTOR_CONFIGURATION.md: $(BUILD)/tools/gen_config_doc lib/connector/connector_props.h
+docs/CONNECTOR_CONFIGURATION.md: $(BUILD)/tools/gen_config_doc lib/connector/connector_props.h \
+                                 lib/connector/table_props.h
 	$(BUILD)/tools/gen_config_doc connector > $@
 
 # --- set-up ---------------------------------------------------------------

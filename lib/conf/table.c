@@ -98,7 +98,8 @@ pulsarc_err_t pc_prop_read(const pc_prop_t *p, const char *v, char **canon, int6
 
 static const char *scope_name(pc_scope_t s) {
     static const char *const names[] = {"client", "producer", "consumer", "producer, consumer",
-                                        "admin",  "source",   "sink"};
+                                        "admin",  "source",   "sink",     "table",
+                                        "format"};
     return names[s];
 }
 

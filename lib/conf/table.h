@@ -9,7 +9,8 @@
  *   X(id, "name", scope, type, "default", min, max, "choices", flags, "target", "doc")
  *
  *  - scope: CLIENT, PRODUCER, CONSUMER, BOTH (producer and consumer),
- *    ADMIN, SOURCE or SINK: which object reads the key.
+ *    ADMIN, SOURCE, SINK, TABLE (a SQL table as a whole) or FORMAT (a row
+ *    format's option): which object reads the key.
  *  - type: STR, INT, BOOL, ENUM, MAP or LIST, as lib/conf/value.h reads it.
  *  - default NULL: unset (the key has no value until one is given).
  *  - min, max: the range of an INT; choices: ENUM's "a|b|c" (the number
@@ -36,7 +37,9 @@ typedef enum {
     PC_SCOPE_BOTH,
     PC_SCOPE_ADMIN,
     PC_SCOPE_SOURCE,
-    PC_SCOPE_SINK
+    PC_SCOPE_SINK,
+    PC_SCOPE_TABLE,
+    PC_SCOPE_FORMAT
 } pc_scope_t;
 
 /* Flags: why a key is special. */
