@@ -114,15 +114,19 @@ static int value_origin(const pulsarc_connector_config_t *c, int id) {
     return pc_cc_props[id].defval ? PULSARC_CONNECTOR_ORIGIN_DEFAULT : -1;
 }
 
+const char *pc_cc_target_value(int id, const char *text, int64_t num, char *buf, size_t len) {
+    if (!(pc_cc_props[id].flags & PC_F_NS_TO_MS))
+        return text;
+    snprintf(buf, len, "%lld", (long long)(num / 1000000));
+    return buf;
+}
+
 static pulsarc_err_t copy_to_core(const pulsarc_connector_config_t *c, int id,
                                   pulsarc_conf_t *conf, char *e, size_t el) {
     const pc_prop_t *p = &pc_cc_props[id];
-    const char *v = pc_cc_str(c, (pc_cc_id_t)id);
     char scaled[32], why[256];
-    if (p->flags & PC_F_NS_TO_MS) {
-        snprintf(scaled, sizeof scaled, "%lld", (long long)(c->num[id] / 1000000));
-        v = scaled;
-    }
+    const char *v = pc_cc_target_value(id, pc_cc_str(c, (pc_cc_id_t)id), c->num[id], scaled,
+                                       sizeof scaled);
     pulsarc_err_t err = pulsarc_conf_set(conf, p->target, v, why, sizeof why);
     if (err)
         return pc_seterr(e, el, err, "%s (core key %s): %s", p->name, p->target,

@@ -41,6 +41,11 @@ pulsarc_err_t pc_cc_store(pulsarc_connector_config_t *c, int id, int origin, con
  */
 pulsarc_err_t pc_cc_parse(int id, const char *value, char **text, int64_t *num, char *errstr,
                           size_t errlen);
+/*
+ * The value id gives its target key (the client's): text as it is, or
+ * converted into buf when the units differ (nanoseconds to milliseconds).
+ */
+const char *pc_cc_target_value(int id, const char *text, int64_t num, char *buf, size_t len);
 /* Effective text (set value, else default; NULL if neither). */
 const char *pc_cc_str(const pulsarc_connector_config_t *c, pc_cc_id_t id);
 /* Effective number (INT, BOOL 0/1, ENUM index). */

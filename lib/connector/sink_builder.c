@@ -8,9 +8,11 @@
  *  - pulsar.sink.* (and pulsar.admin.adminUrl) are read by the connector's
  *    property table (connector_props.h, through lib/conf's table code),
  *    then stored in the settings' fields;
- *  - pulsar.client.* / pulsar.producer.* are core keys: each is checked at
- *    once against a scratch core conf (so a typo fails at the call that
- *    made it) and kept as a pair, replayed at build time between the
+ *  - pulsar.client.* / pulsar.producer.* are read by the connector's table
+ *    too when it has the key, and become the client key the row targets
+ *    (a key only the client has is taken after its prefix); each is
+ *    checked at once against a scratch core conf (so a typo fails at the
+ *    call that made it) and kept as a pair, replayed at build time between the
  *    sink's defaults and the values the sink must force. Replaying instead
  *    of keeping a conf is what lets "the user's value beats our default"
  *    and "our forced value beats the user's" both hold.
@@ -138,6 +140,29 @@ static pulsarc_err_t set_core_key(pulsarc_sink_builder_t *b, const char *key, co
                    key, NULL);
     pulsarc_err_t err = check_core_key(key, v, errstr, errlen);
     return err ? err : add_pair(b, key, v);
+}
+
+/*
+ * A pulsar.client.* or pulsar.producer.* key: read by the connector's row
+ * when it has one and set on the client key the row targets; a key only
+ * the client has (after the prefix, e.g. pulsar.producer.maxPendingMessages)
+ * goes to it directly. Keys pulsarc accepts without using are dropped.
+ */
+static pulsarc_err_t set_client_key(pulsarc_sink_builder_t *b, const char *key,
+                                    const char *core_key, const char *v, char *errstr,
+                                    size_t errlen) {
+    int id = pc_prop_find(&pc_cc_table, key);
+    const pc_prop_t *p = id >= 0 ? &pc_cc_props[id] : NULL;
+    if (!p || (!p->target && !(p->flags & PC_F_NOOP)))
+        return set_core_key(b, core_key, v, errstr, errlen);
+    char *text, scaled[32];
+    int64_t num;
+    pulsarc_err_t err = pc_cc_parse(id, v, &text, &num, errstr, errlen);
+    if (!err && p->target)
+        err = set_core_key(b, p->target, pc_cc_target_value(id, text, num, scaled, sizeof scaled),
+                           errstr, errlen);
+    free(text);
+    return err;
 }
 
 /* ---------- public builder ---------- */
@@ -302,9 +327,9 @@ pulsarc_err_t pulsarc_sink_builder_set_config(pulsarc_sink_builder_t *b, const c
     if (!strncmp(key, "pulsar.sink.", 12) || !strcmp(key, "pulsar.admin.adminUrl"))
         return set_sink_key(b, key, value, errstr, errlen);
     if (!strncmp(key, "pulsar.client.", 14))
-        return set_core_key(b, key + 14, value, errstr, errlen);
+        return set_client_key(b, key, key + 14, value, errstr, errlen);
     if (!strncmp(key, "pulsar.producer.", 16))
-        return set_core_key(b, key + 16, value, errstr, errlen);
+        return set_client_key(b, key, key + 16, value, errstr, errlen);
     return say(PULSARC_ERR_UNKNOWN_CONFIG, errstr, errlen, "Unknown sink option '%s'.%s", key,
                NULL);
 }
