@@ -171,10 +171,11 @@ pulsarc_sink_builder_t *pulsarc_sink_builder_new(void) {
     pulsarc_sink_builder_t *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
-    b->s.opts.txn_timeout_ms = 10800000;
-    b->s.opts.refresh_ms = 1800000;
-    b->s.opts.key_hash = PC_SINK_HASH_MURMUR3;
-    b->s.opts.max_recommit = 5;
+    for (size_t i = 0; i < sizeof sink_keys / sizeof sink_keys[0]; i++) {
+        const pc_prop_t *p = &pc_cc_props[sink_keys[i]];
+        if (p->type != PC_VALUE_STR) /* the table's defaults; strings start unset */
+            put_sink_key(&b->s, sink_keys[i], NULL, pc_prop_default_num(p));
+    }
     return b;
 }
 

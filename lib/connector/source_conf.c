@@ -65,16 +65,14 @@ static void put(pulsarc_source_conf_t *c, const key_def_t *k, char *text, int64_
         c->verify_fail = num == 0; /* FAIL_ON_MISMATCH|WARN_ON_MISMATCH */
 }
 
+/* The table's defaults; a number without one is -1 (unset), strings start unset. */
 void pc_source_conf_defaults(pulsarc_source_conf_t *c) {
     memset(c, 0, sizeof *c);
-    c->sub_type = PC_SUB_EXCLUSIVE;
-    c->discovery_ms = 300000;
-    c->max_fetch_records = 100;
-    c->max_fetch_ms = 10000;
-    c->fetch_one_ms = -1;
-    c->auto_commit_ms = 5000;
-    c->metrics = 1;
-    c->txn_timeout_ms = 10800000; /* 3 h, the v3.0 connector's */
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const pc_prop_t *p = &pc_cc_props[keys[i].id];
+        if (keys[i].kind != F_STR)
+            put(c, &keys[i], NULL, p->defval ? pc_prop_default_num(p) : -1);
+    }
     c->start = pulsarc_start_cursor_earliest();
     c->stop = pulsarc_stop_cursor_never();
 }
