@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conf/props.h"
 #include "connector/config_int.h"
+#include "connector/table_props.h"
 #include "pulsarc.h"
 #include "pulsarc/connector.h"
 #include "pulsarc/source.h"
@@ -409,18 +411,31 @@ START_TEST(table_is_consistent) {
 }
 END_TEST
 
-START_TEST(doc_has_every_key) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    pc_prop_write_doc(&pc_cc_table, f);
-    fclose(f);
-    for (int i = 0; i < PC_CC__COUNT; i++) {
-        char cell[160];
-        snprintf(cell, sizeof cell, "| `%s` |", pc_cc_props[i].name);
-        ck_assert_contains(text, cell);
+/*
+ * Every table of lib/conf's rows (the client's keys, the connector's, the
+ * SQL table options): each key found at its index, each default accepted
+ * by its own row, the generated reference listing each key.
+ */
+START_TEST(every_table_consistent) {
+    const pc_prop_table_t *tables[] = {&pc_conf_table, &pc_cc_table, &pc_table_opt_table};
+    for (size_t t = 0; t < NELEM(tables); t++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        pc_prop_write_doc(tables[t], f);
+        fclose(f);
+        for (int i = 0; i < tables[t]->n; i++) {
+            const pc_prop_t *p = &tables[t]->rows[i];
+            char cell[160];
+            int64_t n;
+            ck_assert_int_eq(pc_prop_find(tables[t], p->name), i);
+            ck_assert_msg(!p->defval || pc_prop_check(p, p->defval, &n, err, sizeof err) == 0,
+                          "default of %s: %s", p->name, err);
+            snprintf(cell, sizeof cell, "| `%s` |", p->name);
+            ck_assert_msg(strstr(text, cell), "%s missing from the reference", p->name);
+        }
+        free(text);
     }
-    free(text);
 }
 END_TEST
 
@@ -1058,7 +1073,7 @@ static Suite *connector_config_suite(void) {
     tcase_add_test(t, source_conf_uses_table);
     tcase_add_test(t, secret_never_echoed);
     tcase_add_test(t, table_is_consistent);
-    tcase_add_test(t, doc_has_every_key);
+    tcase_add_test(t, every_table_consistent);
     suite_add_tcase(s, t);
     t = tcase_create("properties");
     tcase_add_test(t, props_separators);

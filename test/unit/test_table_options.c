@@ -325,28 +325,13 @@ START_TEST(error_against_base_config) {
 }
 END_TEST
 
-/* Every option's default passes its own row; targets are connector keys; the reference lists all. */
-START_TEST(option_table_consistent) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    pc_prop_write_doc(&pc_table_opt_table, f);
-    fclose(f);
+/* The options that set connector keys name keys the connector's table has. */
+START_TEST(option_targets_exist) {
     for (int i = 0; i < PC_TO__COUNT; i++) {
         const pc_prop_t *p = &pc_table_opts[i];
-        int64_t n;
-        char e[256] = "", cell[160];
-        ck_assert_int_eq(pc_prop_find(&pc_table_opt_table, p->name), i);
-        if (p->defval)
-            ck_assert_msg(pc_prop_check(p, p->defval, &n, e, sizeof e) == PULSARC_OK,
-                          "default of %s: %s", p->name, e);
-        if (p->target)
-            ck_assert_msg(pc_prop_find(&pc_cc_table, p->target) >= 0, "%s sets unknown key %s",
-                          p->name, p->target);
-        snprintf(cell, sizeof cell, "| `%s` |", p->name);
-        ck_assert_msg(strstr(text, cell), "%s missing from the reference", p->name);
+        ck_assert_msg(!p->target || pc_prop_find(&pc_cc_table, p->target) >= 0,
+                      "%s sets unknown key %s", p->name, p->target);
     }
-    free(text);
 }
 END_TEST
 
@@ -1076,7 +1061,7 @@ static Suite *table_options_suite(void) {
     tcase_add_loop_test(t, option_error, 0, (int)NELEM(bad_cases));
     tcase_add_test(t, error_against_base_config);
     tcase_add_test(t, readonly_metadata_fine_for_source);
-    tcase_add_test(t, option_table_consistent);
+    tcase_add_test(t, option_targets_exist);
     suite_add_tcase(s, t);
     t = tcase_create("with");
     tcase_add_test(t, with_round_trip);
