@@ -111,10 +111,11 @@ PROTO_H := $(BUILD)/gen/PulsarApi.pb-c.h
 LIB_OBJS := $(BUILD)/gen/PulsarApi.pb-c.o $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 CONN_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CONN_SRCS))
 # Stateless helpers (errstr formatting, base64, crc32c, hashes, topic and URL
-# syntax, configuration values) that both libraries carry a private copy of;
-# never installed. test/check-connector-api.sh keeps the connector to these
+# syntax, configuration values, the property-table code) that both libraries
+# carry a private copy of; never installed. test/check-connector-api.sh keeps the connector to these
 # and the client's exported API.
-CORE_OBJS := $(filter $(BUILD)/lib/core/%,$(LIB_OBJS)) $(BUILD)/lib/conf/value.o
+CORE_OBJS := $(filter $(BUILD)/lib/core/%,$(LIB_OBJS)) $(BUILD)/lib/conf/value.o \
+             $(BUILD)/lib/conf/table.o
 
 STATIC := $(BUILD)/libpulsarc.a
 SHARED := $(BUILD)/libpulsarc.so
@@ -234,14 +235,14 @@ $(CMD_BIN): $(CMD_SRCS) $(LINK_LIBS)
 # --- docs -----------------------------------------------------------------
 .PHONY: docs
 docs: docs/CONFIGURATION.md docs/CONNECTOR_CONFIGURATION.md
-docs/CONNECTOR_CONFIGURATION.md: tools/gen_connector_doc.c lib/connector/connector_props.h $(LINK_LIBS)
+$(BUILD)/tools/gen_config_doc: tools/gen_config_doc.c $(LINK_LIBS)
 	@mkdir -p $(BUILD)/tools
-	$(call say,LD,$(BUILD)/tools/gen_connector_doc)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $(BUILD)/tools/gen_connector_doc $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
-	$(BUILD)/tools/gen_connector_doc > $@
-docs/CONFIGURATION.md: tools/gen_config_doc.c lib/conf/props.h $(STATIC)
-	@mkdir -p $(BUILD)/tools
-	$(call say,LD,$(BUILD)/tools/gen_config_doc)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $(BUILD)/tools/gen_config_doc $(LDFLAGS) $(STATIC) $(PKG_LIBS)
-	$(BUILD)/tools/gen_config_doc > $@
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
+docs/CONFIGURATION.md: $(BUILD)/tools/gen_config_doc lib/conf/props.h
+	$(BUILD)/tools/gen_config_doc client > $@
+docs/CONNECTOR_CONFIGURATION.md: $(BUILD)/tools/gen_config_doc lib/connector/connector_props.h \
+                                 lib/connector/table_props.h
+	$(BUILD)/tools/gen_config_doc connector > $@
 
 # --- set-up ---------------------------------------------------------------
 # Besides the build: curl, openssl, ss (iproute2) and ps (procps) are used by

@@ -1,11 +1,11 @@
 /*
  * Design notes: the connector configuration object.
  *
- * Every value is validated against the one table in connector_props.h when
- * it arrives, whatever its source, by the project's one value parser
- * (lib/conf/value.c, the client's too), and stored as canonical text (enum
- * spelling of the table, true/false) plus a number, with the source it
- * came from. Precedence is a property of the stored value, not of call
+ * Every value is validated against the table in connector_props.h when it
+ * arrives, whatever its source, by the code every property table shares
+ * (lib/conf/table.c and value.c, the client's too), and stored as
+ * canonical text (enum spelling of the table, true/false) plus a number,
+ * with the source it came from. Precedence is a property of the stored value, not of call
  * order: a weaker source never replaces a stronger one. So an application
  * may load arguments before the environment, or a properties file named by
  * an argument after both, and still get the documented result.
@@ -23,91 +23,23 @@
  * error names the key and the source; rules spanning keys are checked by
  * pulsarc_connector_config_validate(). Secrets never enter error strings.
  */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "conf/value.h"
 #include "connector/config_int.h"
 #include "core/err.h"
 #include "core/topic.h"
 #include "core/url.h"
 #include "pulsarc/connector.h"
 
-const pc_cc_prop_t pc_cc_props[PC_CC__COUNT] = {
-#define PC_CC_ROW(id, name, type, def, min, max, choices, core, scale, flags, doc) \
-    {name, CC_T_##type, def, min, max, choices, core, scale, flags, doc},
-    PC_CC_PROPS(PC_CC_ROW)
-#undef PC_CC_ROW
-};
-
-int pc_cc_find(const char *key) {
-    for (int i = 0; key && i < PC_CC__COUNT; i++)
-        if (strcmp(pc_cc_props[i].name, key) == 0)
-            return i;
-    return -1;
-}
-
-/* ---- value conversion ---------------------------------------------------- */
-
-/* Copy of s without leading and trailing blanks. */
-static char *trimmed(const char *s) {
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
-    return strndup(s, n);
-}
-
-/* What an error may show of a value. */
-static const char *shown(const pc_cc_prop_t *p, const char *v) {
-    return (p->flags & CC_F_SECRET) ? "(secret, not shown)" : v;
-}
-
-/* The table's types, as the project's value parser (lib/conf/value.c) knows them. */
-static pc_value_rule_t rule_of(const pc_cc_prop_t *p) {
-    static const pc_value_kind_t kinds[] = {
-        [CC_T_STR] = PC_VALUE_STR,   [CC_T_INT] = PC_VALUE_INT, [CC_T_BOOL] = PC_VALUE_BOOL,
-        [CC_T_ENUM] = PC_VALUE_ENUM, [CC_T_MAP] = PC_VALUE_MAP, [CC_T_LIST] = PC_VALUE_LIST,
-    };
-    return (pc_value_rule_t){p->name, kinds[p->type], p->min, p->max, p->choices};
-}
-
-/*
- * Validates v for p; on success *text is the canonical text to store
- * (malloc'd) and *num its number.
- */
-static pulsarc_err_t convert(const pc_cc_prop_t *p, const char *v, char **text, int64_t *num,
-                             char *e, size_t el) {
-    *num = 0;
-    *text = p->type == CC_T_STR || p->type == CC_T_MAP || p->type == CC_T_LIST ? strdup(v)
-                                                                                : trimmed(v);
-    if (!*text)
-        return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
-    pc_value_rule_t r = rule_of(p);
-    pulsarc_err_t err = pc_value_parse(&r, *text, num, e, el);
-    size_t n;
-    const char *at = err || p->type != CC_T_ENUM ? NULL : pc_value_choice(p->choices, *num, &n);
-    if (at)
-        memcpy(*text, at, n); /* same length: the table's spelling */
-    if (!err && p->type == CC_T_BOOL) { /* "1" is shorter than "true" */
-        free(*text);
-        if (!(*text = strdup(*num ? "true" : "false")))
-            err = pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
-    }
-    if (err) {
-        free(*text);
-        *text = NULL;
-    }
-    return err;
-}
+const pc_prop_t pc_cc_props[PC_CC__COUNT] = {PC_CC_PROPS(PC_PROP_ROW)};
+const pc_prop_table_t pc_cc_table = {"pulsarc connector configuration",
+                                     "lib/connector/connector_props.h", pc_cc_props, PC_CC__COUNT};
 
 /* ---- single-value rules beyond the type ------------------------------------ */
 
 /* kind is "tenant" or "namespace"; checked as a part of a topic name. */
-static pulsarc_err_t check_name(const pc_cc_prop_t *p, const char *kind, const char *v, char *e,
+static pulsarc_err_t check_name(const pc_prop_t *p, const char *kind, const char *v, char *e,
                                 size_t el) {
     char topic[PC_TOPIC_MAX], why[256];
     pc_topic_t t;
@@ -122,7 +54,7 @@ static pulsarc_err_t check_name(const pc_cc_prop_t *p, const char *kind, const c
 }
 
 /* "ns" or "tenant/ns". */
-static pulsarc_err_t check_namespace(const pc_cc_prop_t *p, const char *v, char *e, size_t el) {
+static pulsarc_err_t check_namespace(const pc_prop_t *p, const char *v, char *e, size_t el) {
     const char *slash = strchr(v, '/');
     if (!slash)
         return check_name(p, "namespace", v, e, el);
@@ -132,38 +64,21 @@ static pulsarc_err_t check_namespace(const pc_cc_prop_t *p, const char *v, char 
     return err ? err : check_name(p, "namespace", slash + 1, e, el);
 }
 
-static pulsarc_err_t check_url(const pc_cc_prop_t *p, const char *v, int want_http, char *e,
+/* Any service URL (the client looks topics up by the binary protocol or by HTTP); admin: HTTP. */
+static pulsarc_err_t check_url(const pc_prop_t *p, const char *v, int need_http, char *e,
                                size_t el) {
     pc_service_url_t u;
     char why[256];
     if (pc_service_url_parse(v, &u, why, sizeof why))
         return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: %s", p->name, why);
-    if (u.http != want_http)
-        return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: '%s' needs a %s scheme", p->name, v,
-                         want_http ? "http:// or https://" : "pulsar:// or pulsar+ssl://");
+    if (need_http && !u.http)
+        return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "%s: '%s' needs a http:// or https:// scheme",
+                         p->name, v);
     return PULSARC_OK;
 }
 
-/* Values pulsarc cannot honour are refused, not silently ignored. */
-static pulsarc_err_t check_default_only(const pc_cc_prop_t *p, const char *text, int64_t num,
-                                        char *e, size_t el) {
-    int is_default;
-    if (!p->defval)
-        is_default = *text == '\0';
-    else if (p->type == CC_T_BOOL)
-        is_default = num == !strcasecmp(p->defval, "true");
-    else
-        is_default = !strcmp(text, p->defval);
-    if (is_default)
-        return PULSARC_OK;
-    return pc_seterr(e, el, PULSARC_ERR_UNSUPPORTED, "%s: '%s' is not supported by pulsarc: %s",
-                     p->name, shown(p, text), p->doc);
-}
-
-static pulsarc_err_t check_value(int id, const char *text, int64_t num, char *e, size_t el) {
-    const pc_cc_prop_t *p = &pc_cc_props[id];
-    if (p->flags & CC_F_DEFONLY)
-        return check_default_only(p, text, num, e, el);
+static pulsarc_err_t check_value(int id, const char *text, char *e, size_t el) {
+    const pc_prop_t *p = &pc_cc_props[id];
     switch (id) {
     case PC_CC_CLIENT_SERVICE_URL:
         return check_url(p, text, 0, e, el);
@@ -183,7 +98,7 @@ static pulsarc_err_t check_value(int id, const char *text, int64_t num, char *e,
 
 static pulsarc_err_t put(pulsarc_connector_config_t *c, int id, int origin, char *text,
                          int64_t num, char *e, size_t el) {
-    const pc_cc_prop_t *p = &pc_cc_props[id];
+    const pc_prop_t *p = &pc_cc_props[id];
     if (c->text[id] && origin < c->origin[id]) { /* a stronger source has it */
         free(text);
         return PULSARC_OK;
@@ -191,7 +106,7 @@ static pulsarc_err_t put(pulsarc_connector_config_t *c, int id, int origin, char
     if (c->text[id] && origin == PULSARC_CONNECTOR_ORIGIN_BUILDER && c->origin[id] == origin &&
         strcmp(c->text[id], text) != 0) {
         pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "This option %s has been set to value %s.",
-                  p->name, shown(p, c->text[id]));
+                  p->name, pc_prop_shown(p, c->text[id]));
         free(text);
         return PULSARC_ERR_BAD_CONFIG;
     }
@@ -202,11 +117,11 @@ static pulsarc_err_t put(pulsarc_connector_config_t *c, int id, int origin, char
     return PULSARC_OK;
 }
 
-/* convert() and the single-value rules: *text is malloc'd on success. */
+/* The table's reading and the single-value rules: *text is malloc'd on success. */
 static pulsarc_err_t read_value(int id, const char *value, char **text, int64_t *num, char *e,
                                 size_t el) {
-    pulsarc_err_t err = convert(&pc_cc_props[id], value, text, num, e, el);
-    if (!err && (err = check_value(id, *text, *num, e, el)) != PULSARC_OK) {
+    pulsarc_err_t err = pc_prop_read(&pc_cc_props[id], value, text, num, e, el);
+    if (!err && (err = check_value(id, *text, e, el)) != PULSARC_OK) {
         free(*text);
         *text = NULL;
     }
@@ -272,12 +187,8 @@ int pc_cc_is_set(const pulsarc_connector_config_t *c, pc_cc_id_t id) {
 /* ---- object ------------------------------------------------------------------ */
 
 static void load_defaults(pulsarc_connector_config_t *c) {
-    for (int i = 0; i < PC_CC__COUNT; i++) {
-        const pc_cc_prop_t *p = &pc_cc_props[i];
-        char *text;
-        if (p->defval && convert(p, p->defval, &text, &c->num[i], NULL, 0) == PULSARC_OK)
-            free(text);
-    }
+    for (int i = 0; i < PC_CC__COUNT; i++)
+        c->num[i] = pc_prop_default_num(&pc_cc_props[i]);
 }
 
 pulsarc_connector_config_t *pulsarc_connector_config_new(void) {
@@ -355,7 +266,7 @@ pulsarc_err_t pulsarc_connector_config_set_from(pulsarc_connector_config_t *c,
                                                 size_t el) {
     if (!c || !key || !value)
         return pc_seterr(e, el, PULSARC_ERR_INVALID_ARG, "configuration, key and value are required");
-    int id = pc_cc_find(key);
+    int id = pc_prop_find(&pc_cc_table, key);
     if (id < 0)
         return pc_seterr(e, el, PULSARC_ERR_UNKNOWN_CONFIG, "unknown configuration key '%s'", key);
     return pc_cc_store(c, id, (int)origin, value, e, el);
@@ -367,12 +278,12 @@ pulsarc_err_t pulsarc_connector_config_set(pulsarc_connector_config_t *c, const 
 }
 
 const char *pulsarc_connector_config_get(const pulsarc_connector_config_t *c, const char *key) {
-    int id = pc_cc_find(key);
+    int id = pc_prop_find(&pc_cc_table, key);
     return c && id >= 0 ? pc_cc_str(c, (pc_cc_id_t)id) : NULL;
 }
 
 int pulsarc_connector_config_origin(const pulsarc_connector_config_t *c, const char *key) {
-    int id = pc_cc_find(key);
+    int id = pc_prop_find(&pc_cc_table, key);
     if (!c || id < 0)
         return -1;
     return c->text[id] ? c->origin[id] : PULSARC_CONNECTOR_ORIGIN_DEFAULT;

@@ -2,7 +2,7 @@
  * Design notes: what a connector configuration yields — the cross-key
  * checks, full topic names (short names take the default tenant and
  * namespace; the source's bookkeeping lives in its own namespace), the core
- * client configuration, and the generated reference of every key.
+ * client configuration.
  *
  * to_client_conf() copies every key that the table maps onto the core in
  * two steps: all defaults first, then the values that were set, weakest
@@ -114,19 +114,23 @@ static int value_origin(const pulsarc_connector_config_t *c, int id) {
     return pc_cc_props[id].defval ? PULSARC_CONNECTOR_ORIGIN_DEFAULT : -1;
 }
 
+const char *pc_cc_target_value(int id, const char *text, int64_t num, char *buf, size_t len) {
+    if (!(pc_cc_props[id].flags & PC_F_NS_TO_MS))
+        return text;
+    snprintf(buf, len, "%lld", (long long)(num / 1000000));
+    return buf;
+}
+
 static pulsarc_err_t copy_to_core(const pulsarc_connector_config_t *c, int id,
                                   pulsarc_conf_t *conf, char *e, size_t el) {
-    const pc_cc_prop_t *p = &pc_cc_props[id];
-    const char *v = pc_cc_str(c, (pc_cc_id_t)id);
+    const pc_prop_t *p = &pc_cc_props[id];
     char scaled[32], why[256];
-    if (p->scale != 1) {
-        snprintf(scaled, sizeof scaled, "%lld", (long long)(c->num[id] / p->scale));
-        v = scaled;
-    }
-    pulsarc_err_t err = pulsarc_conf_set(conf, p->core, v, why, sizeof why);
+    const char *v = pc_cc_target_value(id, pc_cc_str(c, (pc_cc_id_t)id), c->num[id], scaled,
+                                       sizeof scaled);
+    pulsarc_err_t err = pulsarc_conf_set(conf, p->target, v, why, sizeof why);
     if (err)
-        return pc_seterr(e, el, err, "%s (core key %s): %s", p->name, p->core,
-                         (p->flags & CC_F_SECRET) ? "value refused" : why);
+        return pc_seterr(e, el, err, "%s (core key %s): %s", p->name, p->target,
+                         (p->flags & PC_F_SECRET) ? "value refused" : why);
     return PULSARC_OK;
 }
 
@@ -135,7 +139,7 @@ static pulsarc_err_t fill_core(const pulsarc_connector_config_t *c, pulsarc_conf
     for (int origin = PULSARC_CONNECTOR_ORIGIN_DEFAULT; origin <= PULSARC_CONNECTOR_ORIGIN_BUILDER;
          origin++) {
         for (int id = 0; id < PC_CC__COUNT; id++) {
-            if (!pc_cc_props[id].core || value_origin(c, id) != origin)
+            if (!pc_cc_props[id].target || value_origin(c, id) != origin)
                 continue;
             pulsarc_err_t err = copy_to_core(c, id, conf, e, el);
             if (err)
@@ -163,35 +167,4 @@ pulsarc_err_t pulsarc_connector_config_to_client_conf(const pulsarc_connector_co
     }
     *confp = conf;
     return PULSARC_OK;
-}
-
-/* ---- reference -------------------------------------------------------------------- */
-
-static const char *type_name(cc_type_t t) {
-    static const char *const names[] = {"string", "integer", "boolean", "enum", "map", "list"};
-    return names[t];
-}
-
-static void write_row(FILE *out, const pc_cc_prop_t *p) {
-    char range[96] = "";
-    if (p->type == CC_T_INT)
-        snprintf(range, sizeof range, "%lld .. %lld", (long long)p->min, (long long)p->max);
-    else if (p->type == CC_T_ENUM)
-        snprintf(range, sizeof range, "%s", p->choices);
-    const char *note = (p->flags & CC_F_NOOP)      ? " *Accepted, no effect.*"
-                       : (p->flags & CC_F_DEFONLY) ? " *Only the default is supported.*"
-                                                   : "";
-    fprintf(out, "| `%s` | %s | %s%s%s | %s | %s%s | %s%s%s |\n", p->name, type_name(p->type),
-            p->defval ? "`" : "", p->defval ? p->defval : "(unset)", p->defval ? "`" : "", range,
-            p->core ? p->core : "—", p->scale != 1 ? " (ms)" : "", p->doc, note,
-            (p->flags & CC_F_LEGACY) ? " *Older connector versions.*" : "");
-}
-
-void pc_cc_write_doc(FILE *out) {
-    fprintf(out, "# pulsarc connector configuration\n\nGenerated from "
-                 "`lib/connector/connector_props.h`; do not edit.\n\n"
-                 "| key | type | default | range / values | core key | meaning |\n"
-                 "|---|---|---|---|---|---|\n");
-    for (int i = 0; i < PC_CC__COUNT; i++)
-        write_row(out, &pc_cc_props[i]);
 }

@@ -26,8 +26,6 @@ struct pulsarc_connector_config_s {
     size_t nrouters;
 };
 
-/* Index of key in the table, or -1. */
-int pc_cc_find(const char *key);
 /*
  * Validates value for property id and stores it as coming from origin,
  * unless a stronger source already set it (then nothing changes: PULSARC_OK).
@@ -43,6 +41,11 @@ pulsarc_err_t pc_cc_store(pulsarc_connector_config_t *c, int id, int origin, con
  */
 pulsarc_err_t pc_cc_parse(int id, const char *value, char **text, int64_t *num, char *errstr,
                           size_t errlen);
+/*
+ * The value id gives its target key (the client's): text as it is, or
+ * converted into buf when the units differ (nanoseconds to milliseconds).
+ */
+const char *pc_cc_target_value(int id, const char *text, int64_t num, char *buf, size_t len);
 /* Effective text (set value, else default; NULL if neither). */
 const char *pc_cc_str(const pulsarc_connector_config_t *c, pc_cc_id_t id);
 /* Effective number (INT, BOOL 0/1, ENUM index). */
@@ -58,9 +61,6 @@ typedef pulsarc_err_t (*pc_cc_apply_fn)(pulsarc_connector_config_t *c, void *opa
                                         char *errstr, size_t errlen);
 pulsarc_err_t pc_cc_atomically(pulsarc_connector_config_t *c, pc_cc_apply_fn apply,
                                void *opaque, char *errstr, size_t errlen);
-
-/* Markdown reference of every key (for docs/CONNECTOR_CONFIGURATION.md). */
-void pc_cc_write_doc(FILE *out);
 
 /*
  * Java .properties syntax: calls cb(opaque, key, value, line) for each

@@ -38,7 +38,7 @@ static pulsarc_err_t prefixed(pulsarc_err_t err, const char *where, char *e, siz
 /* key=value from origin; unknown keys are errors naming the key. */
 static pulsarc_err_t store_key(pulsarc_connector_config_t *c, int origin, const char *key,
                                const char *value, char *e, size_t el) {
-    int id = pc_cc_find(key);
+    int id = pc_prop_find(&pc_cc_table, key);
     if (id < 0)
         return pc_seterr(e, el, PULSARC_ERR_UNKNOWN_CONFIG, "unknown configuration key '%s'", key);
     return pc_cc_store(c, id, origin, value, e, el);

@@ -6,11 +6,13 @@
  * set_config() takes the connector's key names so a Flink job's
  * properties port over:
  *  - pulsar.sink.* (and pulsar.admin.adminUrl) are read by the connector's
- *    property table (connector_props.h, through lib/conf's value parser),
+ *    property table (connector_props.h, through lib/conf's table code),
  *    then stored in the settings' fields;
- *  - pulsar.client.* / pulsar.producer.* are core keys: each is checked at
- *    once against a scratch core conf (so a typo fails at the call that
- *    made it) and kept as a pair, replayed at build time between the
+ *  - pulsar.client.* / pulsar.producer.* are read by the connector's table
+ *    too when it has the key, and become the client key the row targets
+ *    (a key only the client has is taken after its prefix); each is
+ *    checked at once against a scratch core conf (so a typo fails at the
+ *    call that made it) and kept as a pair, replayed at build time between the
  *    sink's defaults and the values the sink must force. Replaying instead
  *    of keeping a conf is what lets "the user's value beats our default"
  *    and "our forced value beats the user's" both hold.
@@ -22,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/value.h"
 #include "connector/config_int.h"
 #include "connector/sink_int.h"
 
@@ -54,11 +55,9 @@ static const pc_cc_id_t sink_keys[] = {
     PC_CC_SINK_VALIDATE_BYTES,     PC_CC_ADMIN_URL,
 };
 
-/* Index of choice text among "a|b|c" as the table spells it. */
+/* Is the table's choice num of id spelled want? */
 static int choice_is(pc_cc_id_t id, int64_t num, const char *want) {
-    size_t n;
-    const char *at = pc_value_choice(pc_cc_props[id].choices, num, &n);
-    return at && n == strlen(want) && !strncmp(at, want, n);
+    return pc_prop_choice_is(&pc_cc_props[id], num, want);
 }
 
 /* Stores a value the table has accepted; text is taken over. */
@@ -88,7 +87,7 @@ static pulsarc_err_t put_sink_key(pc_sink_settings_t *s, pc_cc_id_t id, char *te
 
 static pulsarc_err_t set_sink_key(pulsarc_sink_builder_t *b, const char *key, const char *v,
                                   char *errstr, size_t errlen) {
-    int id = pc_cc_find(key);
+    int id = pc_prop_find(&pc_cc_table, key);
     for (size_t i = 0; id >= 0 && i < sizeof sink_keys / sizeof sink_keys[0]; i++) {
         if ((int)sink_keys[i] != id)
             continue;
@@ -143,16 +142,40 @@ static pulsarc_err_t set_core_key(pulsarc_sink_builder_t *b, const char *key, co
     return err ? err : add_pair(b, key, v);
 }
 
+/*
+ * A pulsar.client.* or pulsar.producer.* key: read by the connector's row
+ * when it has one and set on the client key the row targets; a key only
+ * the client has (after the prefix, e.g. pulsar.producer.maxPendingMessages)
+ * goes to it directly. Keys pulsarc accepts without using are dropped.
+ */
+static pulsarc_err_t set_client_key(pulsarc_sink_builder_t *b, const char *key,
+                                    const char *core_key, const char *v, char *errstr,
+                                    size_t errlen) {
+    int id = pc_prop_find(&pc_cc_table, key);
+    const pc_prop_t *p = id >= 0 ? &pc_cc_props[id] : NULL;
+    if (!p || (!p->target && !(p->flags & PC_F_NOOP)))
+        return set_core_key(b, core_key, v, errstr, errlen);
+    char *text, scaled[32];
+    int64_t num;
+    pulsarc_err_t err = pc_cc_parse(id, v, &text, &num, errstr, errlen);
+    if (!err && p->target)
+        err = set_core_key(b, p->target, pc_cc_target_value(id, text, num, scaled, sizeof scaled),
+                           errstr, errlen);
+    free(text);
+    return err;
+}
+
 /* ---------- public builder ---------- */
 
 pulsarc_sink_builder_t *pulsarc_sink_builder_new(void) {
     pulsarc_sink_builder_t *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
-    b->s.opts.txn_timeout_ms = 10800000;
-    b->s.opts.refresh_ms = 1800000;
-    b->s.opts.key_hash = PC_SINK_HASH_MURMUR3;
-    b->s.opts.max_recommit = 5;
+    for (size_t i = 0; i < sizeof sink_keys / sizeof sink_keys[0]; i++) {
+        const pc_prop_t *p = &pc_cc_props[sink_keys[i]];
+        if (p->type != PC_VALUE_STR) /* the table's defaults; strings start unset */
+            put_sink_key(&b->s, sink_keys[i], NULL, pc_prop_default_num(p));
+    }
     return b;
 }
 
@@ -305,9 +328,9 @@ pulsarc_err_t pulsarc_sink_builder_set_config(pulsarc_sink_builder_t *b, const c
     if (!strncmp(key, "pulsar.sink.", 12) || !strcmp(key, "pulsar.admin.adminUrl"))
         return set_sink_key(b, key, value, errstr, errlen);
     if (!strncmp(key, "pulsar.client.", 14))
-        return set_core_key(b, key + 14, value, errstr, errlen);
+        return set_client_key(b, key, key + 14, value, errstr, errlen);
     if (!strncmp(key, "pulsar.producer.", 16))
-        return set_core_key(b, key + 16, value, errstr, errlen);
+        return set_client_key(b, key, key + 16, value, errstr, errlen);
     return say(PULSARC_ERR_UNKNOWN_CONFIG, errstr, errlen, "Unknown sink option '%s'.%s", key,
                NULL);
 }

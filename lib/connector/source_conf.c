@@ -3,7 +3,7 @@
  * names (pulsar.source.*, pulsar.consumer.subscriptionName/Type) so that a
  * Flink job's properties port over. Each value is read by the connector's
  * property table (connector_props.h: type, range, enum, URL syntax, through
- * lib/conf's value parser); the static table here only says which field it
+ * lib/conf's table code); the static table here only says which field it
  * goes to. Unknown keys are rejected with their name.
  * Start and stop cursors are structured values, so they have typed setters.
  */
@@ -65,16 +65,14 @@ static void put(pulsarc_source_conf_t *c, const key_def_t *k, char *text, int64_
         c->verify_fail = num == 0; /* FAIL_ON_MISMATCH|WARN_ON_MISMATCH */
 }
 
+/* The table's defaults; a number without one is -1 (unset), strings start unset. */
 void pc_source_conf_defaults(pulsarc_source_conf_t *c) {
     memset(c, 0, sizeof *c);
-    c->sub_type = PC_SUB_EXCLUSIVE;
-    c->discovery_ms = 300000;
-    c->max_fetch_records = 100;
-    c->max_fetch_ms = 10000;
-    c->fetch_one_ms = -1;
-    c->auto_commit_ms = 5000;
-    c->metrics = 1;
-    c->txn_timeout_ms = 10800000; /* 3 h, the v3.0 connector's */
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const pc_prop_t *p = &pc_cc_props[keys[i].id];
+        if (keys[i].kind != F_STR)
+            put(c, &keys[i], NULL, p->defval ? pc_prop_default_num(p) : -1);
+    }
     c->start = pulsarc_start_cursor_earliest();
     c->stop = pulsarc_stop_cursor_never();
 }
@@ -133,7 +131,7 @@ pulsarc_err_t pulsarc_source_conf_set(pulsarc_source_conf_t *conf, const char *k
                                       const char *value, char *errstr, size_t errlen) {
     if (!conf || !key || !value)
         return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "conf, key and value are required");
-    int id = pc_cc_find(key);
+    int id = pc_prop_find(&pc_cc_table, key);
     for (size_t i = 0; id >= 0 && i < sizeof keys / sizeof keys[0]; i++) {
         if ((int)keys[i].id != id)
             continue;

@@ -1,5 +1,8 @@
 /*
  * Design notes: the SQL connector's WITH options, validated into a table.
+ * Which options exist, their types, defaults and choices are rows of
+ * table_props.h (lib/conf's row format); each value is read by its row,
+ * and refused in the connector's words.
  *
  * The checks run in a fixed order, so that the first error a user sees is
  * the most basic one: the connector identifier, the required options, the
@@ -33,39 +36,15 @@
 #include "conf/value.h"
 #include "connector/config_int.h"
 #include "connector/table_int.h"
+#include "connector/table_props.h"
 #include "core/err.h"
 #include "core/hash.h"
 #include "core/url.h"
 
-#define K_CONNECTOR "connector"
-#define K_TOPICS "topics"
-#define K_SERVICE_URL "service-url"
-#define K_ADMIN_URL "admin-url"
-#define K_EXPLICIT "explicit"
-#define K_FORMAT "format"
-#define K_VALUE_FORMAT "value.format"
-#define K_KEY_FORMAT "key.format"
-#define K_KEY_FIELDS "key.fields"
-#define K_FIELDS_INCLUDE "value.fields-include"
-#define K_SUB_NAME "source.subscription-name"
-#define K_SUB_TYPE "source.subscription-type"
-#define K_START_ID "source.start.message-id"
-#define K_START_TIME "source.start.publish-time"
-#define K_STOP_AT_ID "source.stop.at-message-id"
-#define K_STOP_AFTER_ID "source.stop.after-message-id"
-#define K_STOP_AT_TIME "source.stop.at-publish-time"
-#define K_ROUTING "sink.topic-routing-mode"
-#define K_ROUTER "sink.custom-topic-router"
-#define K_DELAY "sink.message-delay-interval"
-#define K_PARALLELISM "sink.parallelism"
-
-static const char *const known_keys[] = {
-    K_CONNECTOR,   K_TOPICS,       K_SERVICE_URL,    K_ADMIN_URL,     K_EXPLICIT,
-    K_FORMAT,      K_VALUE_FORMAT, K_KEY_FORMAT,     K_KEY_FIELDS,    K_FIELDS_INCLUDE,
-    K_SUB_NAME,    K_SUB_TYPE,     K_START_ID,       K_START_TIME,    K_STOP_AT_ID,
-    K_STOP_AFTER_ID, K_STOP_AT_TIME, K_ROUTING,      K_ROUTER,        K_DELAY,
-    K_PARALLELISM,
-};
+const pc_prop_t pc_table_opts[PC_TO__COUNT] = {PC_TABLE_OPTS(PC_PROP_ROW)};
+const pc_prop_table_t pc_table_opt_table = {"pulsarc SQL table options",
+                                            "lib/connector/table_props.h", pc_table_opts,
+                                            PC_TO__COUNT};
 
 typedef struct opts {
     const char *const *kv;
@@ -85,11 +64,26 @@ static pulsarc_err_t cannot_parse(const char *key, const char *value, char *e, s
                      value, key);
 }
 
-/* Index of v among "a|b|c" by the project's enum rule (lib/conf/value.c), or -1. */
-static int choice(const char *choices, const char *v) {
-    pc_value_rule_t r = {"", PC_VALUE_ENUM, 0, 0, choices};
-    int64_t idx;
-    return pc_value_parse(&r, v, &idx, NULL, 0) ? -1 : (int)idx;
+/*
+ * Reads v, given as option key, by row id of the table (type, range,
+ * choices; an integer as Long.parseLong takes it, without blanks). *num:
+ * the INT value or the ENUM index.
+ */
+static pulsarc_err_t read_opt(int id, const char *key, const char *v, int64_t *num, char *e,
+                              size_t el) {
+    const pc_prop_t *p = &pc_table_opts[id];
+    if ((p->type == PC_VALUE_INT && isspace((unsigned char)*v)) || pc_prop_check(p, v, num, NULL, 0))
+        return cannot_parse(key, v, e, el);
+    return PULSARC_OK;
+}
+
+/* read_opt into an int flag. */
+static pulsarc_err_t read_flag(int id, const char *key, const char *v, int *flag, char *e,
+                               size_t el) {
+    int64_t n = 0;
+    pulsarc_err_t err = read_opt(id, key, v, &n, e, el);
+    *flag = (int)n;
+    return err;
 }
 
 /* ---- step 1-2: connector and required options -------------------------------------- */
@@ -147,11 +141,13 @@ static pulsarc_err_t json_options(tformat_t *f, const opts_t *o, int key_side, c
                                   size_t el) {
     char k[128];
     const char *v = fmt_opt(o, key_side, "json", "fail-on-missing-field", k, sizeof k);
-    if (v && (f->fail_on_missing = choice("false|true", v)) < 0)
-        return cannot_parse(k, v, e, el);
+    pulsarc_err_t err = v ? read_flag(PC_TO_JSON_FAIL_ON_MISSING, k, v, &f->fail_on_missing, e, el)
+                          : PULSARC_OK;
+    if (err)
+        return err;
     v = fmt_opt(o, key_side, "json", "ignore-parse-errors", k, sizeof k);
-    if (v && (f->ignore_errors = choice("false|true", v)) < 0)
-        return cannot_parse(k, v, e, el);
+    if (v && (err = read_flag(PC_TO_JSON_IGNORE_ERRORS, k, v, &f->ignore_errors, e, el)))
+        return err;
     if (f->fail_on_missing == 1 && f->ignore_errors == 1)
         return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG,
                          "fail-on-missing-field and ignore-parse-errors shouldn't both be true.");
@@ -166,9 +162,7 @@ static pulsarc_err_t raw_options(tformat_t *f, const opts_t *o, int key_side, ch
         return pc_seterr(e, el, PULSARC_ERR_UNSUPPORTED,
                          "Unsupported '%s' = '%s': pulsarc's raw format is UTF-8 only", k, v);
     v = fmt_opt(o, key_side, "raw", "endianness", k, sizeof k);
-    if (v && (f->little_endian = choice("big-endian|little-endian", v)) < 0)
-        return cannot_parse(k, v, e, el);
-    return PULSARC_OK;
+    return v ? read_flag(PC_TO_RAW_ENDIANNESS, k, v, &f->little_endian, e, el) : PULSARC_OK;
 }
 
 static pulsarc_err_t check_format(tformat_t *f, const opts_t *o, int key_side, char *e,
@@ -203,17 +197,18 @@ static pulsarc_err_t check_formats(pulsarc_table_t *t, const opts_t *o, char *e,
 
 /* ---- step 4: unknown options --------------------------------------------------------- */
 
+/* An option of the value format (bare or "value."-prefixed) or of the key format ("key."). */
 static int is_format_option(const opts_t *o, const char *key) {
-    static const char *const subs[] = {"json.fail-on-missing-field", "json.ignore-parse-errors",
-                                       "raw.charset", "raw.endianness"};
     const char *vf = format_of(o, 0), *kf = format_of(o, 1);
-    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        size_t flen = strcspn(subs[i], ".");
-        int value_fmt = vf && strlen(vf) == flen && !strncmp(subs[i], vf, flen);
-        int key_fmt = kf && strlen(kf) == flen && !strncmp(subs[i], kf, flen);
-        if ((value_fmt && (!strcmp(key, subs[i]) ||
-                           (!strncmp(key, "value.", 6) && !strcmp(key + 6, subs[i])))) ||
-            (key_fmt && !strncmp(key, "key.", 4) && !strcmp(key + 4, subs[i])))
+    for (int i = 0; i < PC_TO__COUNT; i++) {
+        const char *sub = pc_table_opts[i].name;
+        size_t flen = strcspn(sub, ".");
+        if (pc_table_opts[i].scope != PC_SCOPE_FORMAT)
+            continue;
+        int value_fmt = vf && strlen(vf) == flen && !strncmp(sub, vf, flen);
+        int key_fmt = kf && strlen(kf) == flen && !strncmp(sub, kf, flen);
+        if ((value_fmt && (!strcmp(key, sub) || (!strncmp(key, "value.", 6) && !strcmp(key + 6, sub)))) ||
+            (key_fmt && !strncmp(key, "key.", 4) && !strcmp(key + 4, sub)))
             return 1;
     }
     return 0;
@@ -221,10 +216,10 @@ static int is_format_option(const opts_t *o, const char *key) {
 
 static int is_known(const opts_t *o, const char *key) {
     if (!strncmp(key, "pulsar.", 7))
-        return 1; /* checked against the property table when applied */
-    for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
-        if (!strcmp(key, known_keys[i]))
-            return 1;
+        return 1; /* checked against the connector's property table when applied */
+    int id = pc_prop_find(&pc_table_opt_table, key);
+    if (id >= 0 && pc_table_opts[id].scope != PC_SCOPE_FORMAT)
+        return 1;
     return is_format_option(o, key);
 }
 
@@ -255,15 +250,18 @@ static pulsarc_err_t set_cfg(pulsarc_table_t *t, const char *key, const char *va
     return pc_seterr(e, el, err, "Invalid '%s': %s", option, why);
 }
 
+/* Option id, when given, sets the connector key its row targets. */
+static pulsarc_err_t set_target(pulsarc_table_t *t, const opts_t *o, int id, char *e, size_t el) {
+    const pc_prop_t *p = &pc_table_opts[id];
+    const char *v = opt(o, p->name);
+    return v ? set_cfg(t, p->target, v, p->name, e, el) : PULSARC_OK;
+}
+
 static pulsarc_err_t apply_client_options(pulsarc_table_t *t, const opts_t *o, char *e,
                                           size_t el) {
-    pulsarc_err_t err = set_cfg(t, "pulsar.client.serviceUrl", opt(o, K_SERVICE_URL),
-                                K_SERVICE_URL, e, el);
-    if (!err && opt(o, K_ADMIN_URL))
-        err = set_cfg(t, "pulsar.admin.adminUrl", opt(o, K_ADMIN_URL), K_ADMIN_URL, e, el);
-    if (!err && opt(o, K_SUB_NAME))
-        err = set_cfg(t, "pulsar.consumer.subscriptionName", opt(o, K_SUB_NAME), K_SUB_NAME, e,
-                      el);
+    pulsarc_err_t err = PULSARC_OK;
+    for (int id = 0; !err && id < PC_TO__COUNT; id++)
+        err = pc_table_opts[id].target ? set_target(t, o, id, e, el) : PULSARC_OK;
     for (size_t i = 0; !err && i < o->n; i++)
         if (!strncmp(o->kv[2 * i], "pulsar.", 7))
             err = set_cfg(t, o->kv[2 * i], o->kv[2 * i + 1], NULL, e, el);
@@ -316,16 +314,16 @@ static pulsarc_err_t derive_subscription(pulsarc_table_t *t, char *e, size_t el)
         h = pc_murmur3_32(t->topics[i], strlen(t->topics[i]), h);
     char name[64];
     snprintf(name, sizeof name, "%s-%08x", t->upsert ? "pulsarc-upsert-sql" : "pulsarc-sql", h);
-    return set_cfg(t, "pulsar.consumer.subscriptionName", name, K_SUB_NAME, e, el);
+    return set_cfg(t, pc_table_opts[PC_TO_SUB_NAME].target, name, K_SUB_NAME, e, el);
 }
 
 static pulsarc_err_t check_subscription(pulsarc_table_t *t, const opts_t *o, char *e,
                                         size_t el) {
     static const char *const types[] = {"Exclusive", "Shared", "Failover", "Key_Shared"};
     const char *v = opt(o, K_SUB_TYPE);
-    int idx = v ? choice("Exclusive|Shared|Failover|Key_Shared", v) : 0;
-    if (idx < 0)
-        return cannot_parse(K_SUB_TYPE, v, e, el);
+    int idx = 0; /* the row's choices, in this order */
+    if (v && read_flag(PC_TO_SUB_TYPE, K_SUB_TYPE, v, &idx, e, el))
+        return PULSARC_ERR_BAD_CONFIG;
     if (idx == 2)
         return pc_seterr(e, el, PULSARC_ERR_UNSUPPORTED,
                          "Failover SubscriptionType is not supported. ");
@@ -337,15 +335,6 @@ static pulsarc_err_t check_subscription(pulsarc_table_t *t, const opts_t *o, cha
 }
 
 /* ---- step 7: cursors ------------------------------------------------------------------ */
-
-/* A Java long within [min, max] (no blanks: Long.parseLong has none). */
-static pulsarc_err_t parse_long_opt(const char *key, const char *v, int64_t min, int64_t max,
-                                    int64_t *out, char *e, size_t el) {
-    pc_value_rule_t r = {key, PC_VALUE_INT, min, max, NULL};
-    if (isspace((unsigned char)*v) || pc_value_parse(&r, v, out, NULL, 0))
-        return cannot_parse(key, v, e, el);
-    return PULSARC_OK;
-}
 
 static pulsarc_err_t check_start(pulsarc_table_t *t, const opts_t *o, char *e, size_t el) {
     const char *id = opt(o, K_START_ID), *ts = opt(o, K_START_TIME);
@@ -363,7 +352,7 @@ static pulsarc_err_t check_start(pulsarc_table_t *t, const opts_t *o, char *e, s
         err = pc_table_parse_msgid(id, &c.id, e, el);
     } else if (ts) {
         c.kind = PULSARC_TABLE_CURSOR_PUBLISH_TIME;
-        err = parse_long_opt(K_START_TIME, ts, INT64_MIN, INT64_MAX, &c.time_ms, e, el);
+        err = read_opt(PC_TO_START_TIME, K_START_TIME, ts, &c.time_ms, e, el);
     }
     t->start = c;
     return err;
@@ -390,7 +379,7 @@ static pulsarc_err_t check_stop(pulsarc_table_t *t, const opts_t *o, char *e, si
         err = pc_table_parse_msgid(after, &c.id, e, el);
     } else if (ts) {
         c.kind = PULSARC_TABLE_CURSOR_PUBLISH_TIME;
-        err = parse_long_opt(K_STOP_AT_TIME, ts, INT64_MIN, INT64_MAX, &c.time_ms, e, el);
+        err = read_opt(PC_TO_STOP_AT_TIME, K_STOP_AT_TIME, ts, &c.time_ms, e, el);
     }
     t->stop = c;
     return err;
@@ -411,9 +400,9 @@ static pulsarc_err_t check_router(pulsarc_table_t *t, const char *router, char *
 
 static pulsarc_err_t check_routing(pulsarc_table_t *t, const opts_t *o, char *e, size_t el) {
     const char *mode = opt(o, K_ROUTING), *router = opt(o, K_ROUTER);
-    int idx = mode ? choice("round-robin|message-key-hash|custom", mode) : -2;
-    if (idx == -1)
-        return cannot_parse(K_ROUTING, mode, e, el);
+    int64_t idx = -1; /* none given */
+    if (mode && read_opt(PC_TO_ROUTING, K_ROUTING, mode, &idx, e, el))
+        return PULSARC_ERR_BAD_CONFIG;
     if (idx == 2)
         return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG,
                          "Only round-robin and message-key-hash can be used. For custom, please "
@@ -436,13 +425,12 @@ static pulsarc_err_t check_sink_values(pulsarc_table_t *t, const opts_t *o, char
     if (v && (t->delay_ms = pc_value_duration_ms(v)) < 0)
         return cannot_parse(K_DELAY, v, e, el);
     int64_t n = 0;
-    if ((v = opt(o, K_PARALLELISM)) && parse_long_opt(K_PARALLELISM, v, 1, INT32_MAX, &n, e, el))
+    if ((v = opt(o, K_PARALLELISM)) && read_opt(PC_TO_PARALLELISM, K_PARALLELISM, v, &n, e, el))
         return PULSARC_ERR_BAD_CONFIG;
     t->parallelism = (int)n;
     t->explicit_ = 1;
-    if ((v = opt(o, K_EXPLICIT)) && (t->explicit_ = choice("false|true", v)) < 0)
-        return cannot_parse(K_EXPLICIT, v, e, el);
-    return PULSARC_OK;
+    v = opt(o, K_EXPLICIT);
+    return v ? read_flag(PC_TO_EXPLICIT, K_EXPLICIT, v, &t->explicit_, e, el) : PULSARC_OK;
 }
 
 /* ---- step 9: key and value fields ---------------------------------------------------- */
@@ -527,9 +515,9 @@ static int is_key(const pulsarc_table_t *t, int c) {
 static pulsarc_err_t check_fields(pulsarc_table_t *t, const opts_t *o, char *e, size_t el) {
     pulsarc_err_t err = t->upsert ? upsert_key(t, o, e, el) : plain_key(t, o, e, el);
     const char *inc = opt(o, K_FIELDS_INCLUDE);
-    int all = inc ? choice("EXCEPT_KEY|ALL", inc) : 0;
-    if (!err && all < 0)
-        return cannot_parse(K_FIELDS_INCLUDE, inc, e, el);
+    int all = 0; /* EXCEPT_KEY|ALL */
+    if (!err && inc && (err = read_flag(PC_TO_FIELDS_INCLUDE, K_FIELDS_INCLUDE, inc, &all, e, el)))
+        return err;
     t->has_key = t->nkey > 0;
     for (size_t i = 0; !err && i < t->schema->ncols; i++)
         if (!t->schema->cols[i].is_meta && (all || !is_key(t, (int)i)))

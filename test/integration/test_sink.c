@@ -209,6 +209,17 @@ START_TEST(test_builder_rules) {
     ck_assert_int_eq(pulsarc_sink_builder_set_config(b, "pulsar.client.callbackMode", "poll",
                                                      err, sizeof err),
                      PULSARC_ERR_BAD_CONFIG);
+    /* client keys are read by the connector's table: its names, units and URL rules */
+    ck_assert_int_eq(pulsarc_sink_builder_set_config(b, "pulsar.client.initialBackoffIntervalNanos",
+                                                     "250000000", err, sizeof err),
+                     PULSARC_OK);
+    ck_assert_int_eq(pulsarc_sink_builder_set_config(b, "pulsar.client.serviceUrl", "ftp://h:21",
+                                                     err, sizeof err),
+                     PULSARC_ERR_BAD_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err, "pulsar.client.serviceUrl: unknown scheme 'ftp'"));
+    ck_assert_int_eq(pulsarc_sink_builder_set_config(b, "pulsar.client.numIoThreads", "4", err,
+                                                     sizeof err),
+                     PULSARC_OK);
     ck_assert_int_eq(pulsarc_sink_builder_set_config(b, "pulsar.sink.messageKeyHash", "java-hash",
                                                      err, sizeof err),
                      PULSARC_OK);

@@ -4,7 +4,9 @@
  * stop cursors and end of input (empty partitions included), the fetch
  * limits, checkpoints that resume without loss or duplicates (also inside
  * a batch), commits on completion and on the auto-ack timer, restore
- * verification, subscription types and metrics. One test per behaviour.
+ * verification, subscription types and metrics, and the round trip of a
+ * sink and a source given an http:// service URL (lookups over the
+ * broker's REST API). One test per behaviour.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include "pulsarc/admin.h"
+#include "pulsarc/connector.h"
+#include "pulsarc/sink.h"
 #include "pulsarc/source.h"
 #include "testutil.h"
 
@@ -908,6 +912,124 @@ START_TEST(test_schema_evolution) {
 }
 END_TEST
 
+/* ---------- an http:// service URL ---------- */
+
+/* The broker's web URL, given as pulsar.client.serviceUrl below. */
+static const char *http_url(void) {
+    const char *u = pct_admin_url();
+    ck_assert_msg(!strncmp(u, "http://", 7), "PULSAR_ADMIN_URL is not http://: %s", u);
+    return u;
+}
+
+static pulsarc_err_t ser_text(void *opaque, const void *element, pulsarc_msg_t *m) {
+    (void)opaque;
+    return pulsarc_msg_set_payload(m, element, strlen(element), PULSARC_MSG_F_COPY);
+}
+
+/*
+ * A sink whose only broker address is the http:// service URL writes
+ * msg-0 .. msg-(n-1) to topic, checkpoints (id 1), completes it (commits,
+ * for exactly-once) and closes.
+ */
+static void http_sink_writes(const char *topic, const char *guarantee, int n) {
+    pulsarc_sink_builder_t *b = pulsarc_sink_builder_new();
+    const char *topics[] = {topic};
+    const char *kv[] = {"pulsar.client.serviceUrl", http_url(),
+                        "pulsar.admin.adminUrl", pct_admin_url(),
+                        "pulsar.sink.deliveryGuarantee", guarantee,
+                        "pulsar.producer.batchingMaxMessages", "16",
+                        NULL};
+    char err[512], buf[32];
+    ck_assert_int_eq(pulsarc_sink_builder_set_topics(b, topics, 1), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_sink_builder_set_serializer(b, ser_text, NULL), PULSARC_OK);
+    for (size_t i = 0; kv[i]; i += 2)
+        ck_assert_msg(pulsarc_sink_builder_set_config(b, kv[i], kv[i + 1], err, sizeof err) ==
+                          PULSARC_OK, "%s: %s", kv[i], err);
+    pulsarc_sink_t *sink = NULL;
+    ck_assert_msg(pulsarc_sink_builder_build(b, NULL, 0, &sink, err, sizeof err) == PULSARC_OK,
+                  "build: %s", err);
+    pulsarc_sink_builder_destroy(b);
+    for (int i = 0; i < n; i++) {
+        snprintf(buf, sizeof buf, "msg-%d", i);
+        ck_assert_msg(pulsarc_sink_write(sink, buf, 0, err, sizeof err) == PULSARC_OK,
+                      "write %d: %s", i, err);
+    }
+    void *blob = NULL;
+    size_t len = 0;
+    ck_assert_msg(pulsarc_sink_checkpoint(sink, 1, 60000, &blob, &len, err, sizeof err) ==
+                      PULSARC_OK, "checkpoint: %s", err);
+    free(blob);
+    ck_assert_msg(pulsarc_sink_checkpoint_complete(sink, 1, err, sizeof err) == PULSARC_OK,
+                  "complete: %s", err);
+    ck_assert_msg(pulsarc_sink_close(sink, err, sizeof err) == PULSARC_OK, "close: %s", err);
+    pulsarc_sink_destroy(sink);
+}
+
+/* A client made from connector keys alone: pulsar.client.serviceUrl = the http:// URL. */
+static pulsarc_client_t *http_client(void) {
+    pulsarc_connector_config_t *cfg = pulsarc_connector_config_new();
+    char err[512], url[256];
+    ck_assert_msg(pulsarc_connector_config_set(cfg, "pulsar.client.serviceUrl", http_url(), err,
+                                               sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_t *conf = NULL;
+    ck_assert_msg(pulsarc_connector_config_to_client_conf(cfg, &conf, err, sizeof err) ==
+                      PULSARC_OK, "%s", err);
+    size_t len = sizeof url;
+    ck_assert_int_eq(pulsarc_conf_get(conf, "serviceUrl", url, &len), PULSARC_OK);
+    ck_assert_str_eq(url, http_url());
+    pulsarc_client_t *c = NULL;
+    ck_assert_msg(pulsarc_client_new(conf, &c, err, sizeof err) == PULSARC_OK, "client: %s", err);
+    pulsarc_conf_destroy(conf);
+    pulsarc_connector_config_destroy(cfg);
+    return c;
+}
+
+/*
+ * Sink then source over HTTP lookup on a 3-partition topic: every message
+ * read back once, each partition's split emitting some of them.
+ */
+static void http_round_trip(const char *guarantee, int n) {
+    const char *t = pct_topic("src-http");
+    partitioned(t, 3);
+    http_sink_writes(t, guarantee, n);
+    pulsarc_client_t *c = http_client();
+    const char *topics[] = {t, NULL};
+    pulsarc_source_conf_t *conf = sconf(topics, "http-sub", NULL);
+    pulsarc_start_cursor_t start = pulsarc_start_cursor_earliest();
+    pulsarc_stop_cursor_t stop = pulsarc_stop_cursor_latest();
+    ck_assert_int_eq(pulsarc_source_conf_set_start_cursor(conf, &start), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_source_conf_set_stop_cursor(conf, &stop), PULSARC_OK);
+    pulsarc_source_t *src = open_source(c, conf, NULL, 0);
+    unsigned char *seen = calloc((size_t)n, 1);
+    drained_t d = drain(src, 0, seen, n);
+    ck_assert_uint_eq(pulsarc_source_split_count(src), 3);
+    uint64_t per[3] = {0};
+    for (size_t i = 0; i < 3; i++) {
+        pulsarc_source_split_metrics_t m;
+        ck_assert_int_eq(pulsarc_source_split_metrics(src, i, &m), PULSARC_OK);
+        ck_assert(m.partition >= 0 && m.partition < 3);
+        per[m.partition] = m.emitted;
+    }
+    printf("%s over http: %d of %d read, %d duplicates, ended=%d, per partition %llu/%llu/%llu\n",
+           guarantee, d.count, n, d.dups, d.ended, (unsigned long long)per[0],
+           (unsigned long long)per[1], (unsigned long long)per[2]);
+    ck_assert_int_eq(d.ended, 1);
+    ck_assert_int_eq(d.dups, 0);
+    ck_assert_int_eq(d.count, n);
+    ck_assert(per[0] > 0 && per[1] > 0 && per[2] > 0);
+    free(seen);
+    pulsarc_source_destroy(src);
+    pulsarc_source_conf_destroy(conf);
+    pulsarc_client_destroy(c);
+}
+
+START_TEST(test_http_service_url_at_least_once_round_trip) { http_round_trip("at-least-once", 300); }
+END_TEST
+
+/* The transaction coordinator is found over HTTP too. */
+START_TEST(test_http_service_url_exactly_once_round_trip) { http_round_trip("exactly-once", 120); }
+END_TEST
+
 static Suite *source_suite(void) {
     Suite *s = suite_create("live-source");
     TCase *tc = tcase_create("source");
@@ -934,6 +1056,8 @@ static Suite *source_suite(void) {
     tcase_add_test(tc, test_subscription_types);
     tcase_add_test(tc, test_metrics_counts_and_lag);
     tcase_add_test(tc, test_schema_evolution);
+    tcase_add_test(tc, test_http_service_url_at_least_once_round_trip);
+    tcase_add_test(tc, test_http_service_url_exactly_once_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conf/props.h"
 #include "connector/config_int.h"
+#include "connector/table_props.h"
 #include "pulsarc.h"
 #include "pulsarc/connector.h"
 #include "pulsarc/source.h"
@@ -251,8 +253,8 @@ static const struct bad_value {
     {"pulsar.sink.deliveryGuarantee", "twice", PULSARC_ERR_BAD_CONFIG,
      "pulsar.sink.deliveryGuarantee: 'twice' is not one of exactly-once|at-least-once|none"},
     {"pulsar.producer.compressionType", "gzip", PULSARC_ERR_BAD_CONFIG, "is not one of"},
-    {"pulsar.client.serviceUrl", "http://h:8080", PULSARC_ERR_BAD_CONFIG,
-     "needs a pulsar:// or pulsar+ssl:// scheme"},
+    {"pulsar.client.serviceUrl", "ftp://h:21", PULSARC_ERR_BAD_CONFIG,
+     "pulsar.client.serviceUrl: unknown scheme 'ftp' in service URL 'ftp://h:21'"},
     {"pulsar.client.serviceUrl", "pulsar://", PULSARC_ERR_BAD_CONFIG, "pulsar.client.serviceUrl: "},
     {"pulsar.admin.adminUrl", "pulsar://h:6650", PULSARC_ERR_BAD_CONFIG,
      "needs a http:// or https:// scheme"},
@@ -379,28 +381,29 @@ START_TEST(table_is_consistent) {
     /* every default passes its own validation, every core key exists in the core table */
     pulsarc_conf_t *core = pulsarc_conf_new();
     for (int i = 0; i < PC_CC__COUNT; i++) {
-        const pc_cc_prop_t *p = &pc_cc_props[i];
+        const pc_prop_t *p = &pc_cc_props[i];
         ck_assert_msg(!strncmp(p->name, "pulsar.", 7), "%s", p->name);
-        ck_assert_int_eq(pc_cc_find(p->name), i);
+        ck_assert_int_eq(pc_prop_find(&pc_cc_table, p->name), i);
         if (p->defval) {
             pulsarc_connector_config_t *c = cfg_new();
             ck_assert_msg(!pulsarc_connector_config_set(c, p->name, p->defval, err, sizeof err),
                           "default of %s: %s", p->name, err);
             pulsarc_connector_config_destroy(c);
         }
-        if (p->core) {
+        if (p->target) {
             char buf[256];
             size_t len = sizeof buf;
-            ck_assert_msg(pulsarc_conf_get(core, p->core, buf, &len) == PULSARC_OK,
-                          "%s maps onto unknown core key %s", p->name, p->core);
+            ck_assert_msg(pulsarc_conf_get(core, p->target, buf, &len) == PULSARC_OK,
+                          "%s maps onto unknown core key %s", p->name, p->target);
         }
-        if (p->core && p->type == CC_T_INT) { /* the connector range fits the core's */
+        if (p->target && p->type == PC_VALUE_INT) { /* the connector range fits the core's */
+            int64_t scale = (p->flags & PC_F_NS_TO_MS) ? 1000000 : 1;
             char v[32];
-            snprintf(v, sizeof v, "%lld", (long long)(p->min / p->scale));
-            ck_assert_msg(!pulsarc_conf_set(core, p->core, v, err, sizeof err), "%s min: %s",
+            snprintf(v, sizeof v, "%lld", (long long)(p->min / scale));
+            ck_assert_msg(!pulsarc_conf_set(core, p->target, v, err, sizeof err), "%s min: %s",
                           p->name, err);
-            snprintf(v, sizeof v, "%lld", (long long)(p->max / p->scale));
-            ck_assert_msg(!pulsarc_conf_set(core, p->core, v, err, sizeof err), "%s max: %s",
+            snprintf(v, sizeof v, "%lld", (long long)(p->max / scale));
+            ck_assert_msg(!pulsarc_conf_set(core, p->target, v, err, sizeof err), "%s max: %s",
                           p->name, err);
         }
     }
@@ -408,18 +411,31 @@ START_TEST(table_is_consistent) {
 }
 END_TEST
 
-START_TEST(doc_has_every_key) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    pc_cc_write_doc(f);
-    fclose(f);
-    for (int i = 0; i < PC_CC__COUNT; i++) {
-        char cell[160];
-        snprintf(cell, sizeof cell, "| `%s` |", pc_cc_props[i].name);
-        ck_assert_contains(text, cell);
+/*
+ * Every table of lib/conf's rows (the client's keys, the connector's, the
+ * SQL table options): each key found at its index, each default accepted
+ * by its own row, the generated reference listing each key.
+ */
+START_TEST(every_table_consistent) {
+    const pc_prop_table_t *tables[] = {&pc_conf_table, &pc_cc_table, &pc_table_opt_table};
+    for (size_t t = 0; t < NELEM(tables); t++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        pc_prop_write_doc(tables[t], f);
+        fclose(f);
+        for (int i = 0; i < tables[t]->n; i++) {
+            const pc_prop_t *p = &tables[t]->rows[i];
+            char cell[160];
+            int64_t n;
+            ck_assert_int_eq(pc_prop_find(tables[t], p->name), i);
+            ck_assert_msg(!p->defval || pc_prop_check(p, p->defval, &n, err, sizeof err) == 0,
+                          "default of %s: %s", p->name, err);
+            snprintf(cell, sizeof cell, "| `%s` |", p->name);
+            ck_assert_msg(strstr(text, cell), "%s missing from the reference", p->name);
+        }
+        free(text);
     }
-    free(text);
 }
 END_TEST
 
@@ -931,6 +947,24 @@ START_TEST(client_conf_mapping) {
 }
 END_TEST
 
+/* The client looks topics up over HTTP as well: every scheme it takes reaches its serviceUrl. */
+START_TEST(client_conf_any_service_url_scheme) {
+    static const char *const urls[] = {"pulsar://h:6650", "pulsar+ssl://h:6651",
+                                       "http://h1:8080,h2:8080", "https://h:8443"};
+    for (size_t i = 0; i < NELEM(urls); i++) {
+        pulsarc_connector_config_t *c = cfg_new();
+        ck_assert_msg(!pulsarc_connector_config_set_service_url(c, urls[i], err, sizeof err),
+                      "%s: %s", urls[i], err);
+        pulsarc_conf_t *conf = NULL;
+        ck_assert_msg(!pulsarc_connector_config_to_client_conf(c, &conf, err, sizeof err), "%s",
+                      err);
+        ck_assert_str_eq(core_get(conf, "serviceUrl"), urls[i]);
+        pulsarc_conf_destroy(conf);
+        pulsarc_connector_config_destroy(c);
+    }
+}
+END_TEST
+
 START_TEST(client_conf_two_keys_one_core_key) {
     /* the v4.0 name, set, beats the current name's default ... */
     pulsarc_connector_config_t *c = cfg_new();
@@ -1039,7 +1073,7 @@ static Suite *connector_config_suite(void) {
     tcase_add_test(t, source_conf_uses_table);
     tcase_add_test(t, secret_never_echoed);
     tcase_add_test(t, table_is_consistent);
-    tcase_add_test(t, doc_has_every_key);
+    tcase_add_test(t, every_table_consistent);
     suite_add_tcase(s, t);
     t = tcase_create("properties");
     tcase_add_test(t, props_separators);
@@ -1067,6 +1101,7 @@ static Suite *connector_config_suite(void) {
     tcase_add_test(t, subscription_namespace);
     tcase_add_test(t, validate_rules);
     tcase_add_test(t, client_conf_mapping);
+    tcase_add_test(t, client_conf_any_service_url_scheme);
     tcase_add_test(t, client_conf_two_keys_one_core_key);
     tcase_add_test(t, client_conf_errors);
     tcase_add_test(t, hostname_verification_setting);

@@ -13,7 +13,9 @@
 #include "PulsarApi.pb-c.h"
 #include "client/message.h"
 #include "conf/value.h"
+#include "connector/connector_props.h"
 #include "connector/table_int.h"
+#include "connector/table_props.h"
 #include "pulsarc.h"
 #include "pulsarc/connector.h"
 #include "testutil.h"
@@ -155,9 +157,9 @@ static const struct bad_case {
     {"topics ;", S_PLAIN, 3, X("topics", ";"), "The topics list should not be empty."},
     {"topic invalid", S_PLAIN, 3, X("topics", "a;x/y"),
      "The topics name x/y is not a valid topic name."},
-    {"service-url scheme", S_PLAIN, 3, X("service-url", "http://h:8080"),
-     "Invalid 'service-url': pulsar.client.serviceUrl: 'http://h:8080' needs a pulsar:// or "
-     "pulsar+ssl:// scheme"},
+    {"service-url scheme", S_PLAIN, 3, X("service-url", "ftp://h:21"),
+     "Invalid 'service-url': pulsar.client.serviceUrl: unknown scheme 'ftp' in service URL "
+     "'ftp://h:21'"},
     {"service-url syntax", S_PLAIN, 3, X("service-url", "pulsar://h:99999"), "Invalid 'service-url'"},
     {"admin-url", S_PLAIN, 3, X("admin-url", "pulsar://h:6650"),
      "Invalid 'admin-url': pulsar.admin.adminUrl"},
@@ -320,6 +322,16 @@ START_TEST(error_against_base_config) {
     ck_assert_int_eq(make(S_PLAIN, X("service-url", "pulsar://other:6650"), base, 3, &t), 0);
     pulsarc_table_destroy(t);
     pulsarc_connector_config_destroy(base);
+}
+END_TEST
+
+/* The options that set connector keys name keys the connector's table has. */
+START_TEST(option_targets_exist) {
+    for (int i = 0; i < PC_TO__COUNT; i++) {
+        const pc_prop_t *p = &pc_table_opts[i];
+        ck_assert_msg(!p->target || pc_prop_find(&pc_cc_table, p->target) >= 0,
+                      "%s sets unknown key %s", p->name, p->target);
+    }
 }
 END_TEST
 
@@ -1049,6 +1061,7 @@ static Suite *table_options_suite(void) {
     tcase_add_loop_test(t, option_error, 0, (int)NELEM(bad_cases));
     tcase_add_test(t, error_against_base_config);
     tcase_add_test(t, readonly_metadata_fine_for_source);
+    tcase_add_test(t, option_targets_exist);
     suite_add_tcase(s, t);
     t = tcase_create("with");
     tcase_add_test(t, with_round_trip);
