@@ -15,7 +15,7 @@
  *   u32 CRC32C of every byte before it.
  * Everything a restore needs is inside (no Java serialization, no reference
  * to the configuration that produced it): the stop bound is stored
- * resolved, so a "latest" bound stays frozen across restarts (§3.1). The
+ * resolved, so a "latest" bound stays frozen across restarts. The
  * floor is the start cursor's id while nothing has been emitted, so a
  * restore before the first message still honours an exclusive or
  * batch-index start. The version is checked before anything else so a later format can be told

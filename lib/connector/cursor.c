@@ -5,15 +5,15 @@
  * Order. Inside one split the partition carries no information (every id of
  * the split has the same one), and a bound written as "L:E" or "L:E:-1"
  * means a whole entry. Comparing the partition or treating -1 as "before
- * index 0" is what makes the connector drop the named message on
- * partitioned or batched topics (connector.md §3.1); here -1 on either side
+ * index 0" is what makes the Flink connector drop the named message on
+ * partitioned or batched topics; here -1 on either side
  * compares equal to every message of the entry.
  *
  * Verdicts. Id bounds: before the bound → CONTINUE; the inclusive bound
  * itself → EXACTLY (for a whole-entry bound, only at the entry's last batch
  * message); beyond → TERMINATE. Time bounds never answer EXACTLY: an
  * inclusive time bound keeps every message of the bound's millisecond
- * (connector.md §3.2 loses the rest of it), so the split only ends on the
+ * (dropping the rest of it would lose messages), so the split only ends on the
  * first later message, or when it is caught up (split.c).
  */
 #include <stdio.h>

@@ -17,8 +17,8 @@
  * Errors. With NONE a failed send is only counted (fire and forget). With
  * the other guarantees the first failure is kept and returned by every
  * later write, flush and checkpoint, so it surfaces at the next call rather
- * than through a mailbox; waits have deadlines, never spin (connector.md
- * §8 #20: the connector spins on flush() under backpressure).
+ * than through a mailbox; waits have deadlines and never spin (the Flink
+ * connector spins on flush() under backpressure).
  *
  * Close order: flush (bounded), abort the EXACTLY_ONCE transaction that no
  * checkpoint covers, destroy producers, then the client — which runs the

@@ -18,7 +18,7 @@
  * partition) where the core producer's counts time.
  *  - Round-robin: index = (start + count / batch) mod n. start is random
  *    per sink: the connector starts every writer at 0, piling the first
- *    batch of every subtask on one partition (connector.md §8 #16).
+ *    batch of every subtask on one partition.
  *  - Key hash: murmur3_32 or Java's String hash of the key text, masked
  *    non-negative, mod n. Key-less messages stay on one random partition
  *    for a batch's worth, then jump: batches still fill, and load spreads

@@ -2,7 +2,7 @@
  * Design notes: the EXACTLY_ONCE transactions of the sink.
  *
  * One transaction per sink per checkpoint epoch, across every topic it
- * writes (connector.md §6.2 "Better"), not one per partition: a checkpoint
+ * writes, not one per partition: a checkpoint
  * then commits one thing, and a restore has one thing to resolve per
  * epoch.
  *
@@ -20,7 +20,7 @@
  * holding its last writes is epoch N+1's, opened at checkpoint N. Had it
  * been opened there, blob N-1 could not name it, it would stay open until
  * its timeout, and readers could not pass its first message (the broker's
- * max read position) — the connector's leak (connector.md §8 #6). Opened
+ * max read position): the Flink connector's transaction leak. Opened
  * at N-1 instead, it is in blob N-1 and gets aborted. So every transaction
  * that ever holds a message is named in the blob before it and in its own:
  * whichever of the two the application restores from, the restored sink
@@ -32,7 +32,7 @@
  * fresh sink is not named anywhere (there is no blob yet); a sink killed
  * before its first checkpoint leaves it to the timeout.
 
- * Failures are never taken for success (§8 #8): a commit the broker
+ * Failures are never taken for success: a commit the broker
  * refuses because the transaction ended (timed out: InvalidTxnStatus /
  * TransactionNotFound on a transaction this sink still holds) is reported
  * as lost. Retriable failures (timeouts, lost connections) are retried up

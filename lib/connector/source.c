@@ -10,7 +10,8 @@
  * adds. Partitions found after the first discovery — and splits a restored
  * checkpoint does not know — start at the start cursor whatever the
  * subscription says. End of input is reported when every known split has
- * finished, even with discovery on (connector.md §1.2 never ends there).
+ * finished, even with discovery on (the Flink connector's unbounded
+ * source never ends there).
  *
  * Commits. A checkpoint records each split's last emitted id (and, for
  * Shared / Key_Shared, how many emitted ids it covers) under its id.
@@ -19,7 +20,7 @@
  * transactions, by committing the checkpoint's acknowledgement
  * transaction (source_txn.c) — then forgets that checkpoint and every
  * older one. Ack errors are logged, not fatal: the
- * next completion acknowledges a later position anyway (§4.1 "Better").
+ * next completion acknowledges a later position anyway.
  * With pulsar.source.enableAutoAcknowledgeMessage the same commit of the
  * current positions runs every autoCommitCursorInterval from fetch.
  */

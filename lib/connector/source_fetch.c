@@ -1,5 +1,5 @@
 /*
- * Design notes: the fetch loop of a source (connector.md §5), over several
+ * Design notes: the fetch loop of a source, over several
  * splits from one thread.
  *
  * One batch: deadline = now + maxFetchTime; up to min(cap, maxFetchRecords)

@@ -1,6 +1,6 @@
 /*
  * Design notes: the acknowledgement transactions of a Shared / Key_Shared
- * source (connector.md §4.3, "Better").
+ * source.
  *
  * Used when the subscription is Shared or Key_Shared, auto-acknowledge is
  * off and the client has enableTransaction=true. Such a subscription has
@@ -14,7 +14,7 @@
  *              empty until checkpoint N;
  *   committing at checkpoint N every id emitted since N-1 is acknowledged
  *              in it, all requests in flight at once (one round trip, not
- *              one per message: §8 #10); blob N names it as "commit";
+ *              one per message); blob N names it as "commit";
  *   committed  by pulsarc_source_checkpoint_complete(N) for every epoch <= N.
  * Restored from blob N, a source commits what N covers (those messages are
  * in the application's state) and aborts the epoch after it, whose

@@ -4,11 +4,11 @@
  *
  * Positioning happens with the reading consumer itself (subscribe, then
  * seek): there is no temporary consumer to race the real one on an
- * Exclusive subscription (connector.md §8 #5), and the client drops
- * everything queued before the seek. Which position wins (§2.2, "Better"):
+ * Exclusive subscription, and the client drops everything queued before
+ * the seek. Which position wins:
  *   1. a checkpoint: seek to the entry of the last emitted id and drop
  *      every message at or before that id ("floor"), so the rest of a batch
- *      is kept (§8 #3) and a message is never emitted twice;
+ *      is kept and a message is never emitted twice;
  *   2. no checkpoint, and the subscription is new, reset is asked, or the
  *      split was discovered later: the start cursor;
  *   3. otherwise the subscription's own position.
@@ -16,7 +16,7 @@
  * watermark there (other consumers, redeliveries and aborted transactions
  * put older ids after newer ones), and a seek would move the whole
  * subscription, dropping its individual acks. Redelivery of whatever is
- * unacknowledged is the recovery (connector.md §4.3); what the checkpoint
+ * unacknowledged is the recovery; what the checkpoint
  * covers was acknowledged in its transaction (source_txn.c), or comes
  * again without one.
  * Whether a subscription exists is asked of the admin API before
@@ -25,15 +25,15 @@
  * apply through the consumer's initial position. Seeking to the last emitted entry
  * rather than past it lets the restore verify the position: the first
  * message back must be that entry (or the next one); anything else means
- * the checkpointed data is gone (§2.3 "Better", §8 #19). The check needs
+ * the checkpointed data is gone. The check needs
  * the checkpointed entry to be still stored: with no retention, an entry
  * acknowledged and trimmed away reads as a mismatch even when nothing after
  * it was lost, which WARN_ON_MISMATCH (the default) only logs.
  *
  * A stop bound "latest" is resolved once, here, from GET_LAST_MESSAGE_ID on
- * this consumer (no throw-away subscription, §8 #17); the resolved id
+ * this consumer (no throw-away subscription); the resolved id
  * travels in the checkpoint. A split also finishes without a message when
- * nothing below its bound can arrive any more (§3.3 / §8 #12): the topic's
+ * nothing below its bound can arrive any more: the topic's
  * end is at or past an id bound and nothing is left to read, or a publish
  * time bound lies PC_TIME_GRACE_MS in the past and nothing is left.
  */
@@ -240,7 +240,8 @@ static pulsarc_err_t split_name(pc_split_t *s) {
  * A message id names a position in one partition's ledgers only, so a
  * message-id start applies to the split of its own partition (or to every
  * split when the id carries no partition); the other splits start at the
- * earliest message (connector.md §2.1 applies one id everywhere).
+ * earliest message (applying one partition's id to every partition would
+ * name positions that mean nothing there).
  */
 static pulsarc_err_t apply_start(pulsarc_source_t *src, pc_split_t *s, int sub_is_new) {
     const pulsarc_start_cursor_t *st = &src->conf.start;

@@ -9,8 +9,8 @@
  * formats and their options, unknown options, then each option's value,
  * then the rules spanning options (one start, one stop, router vs routing
  * mode, key format vs key fields, primary key vs upsert), then metadata
- * columns. Error texts are the connector's where it has one (§7 of the
- * reference), with option names in quotes where the connector printed a
+ * columns. Error texts are the Flink connector's where it has one, with
+ * option names in quotes where the connector printed a
  * Java object; pulsarc's additions are worded the same way.
  *
  * Options that configure the client become BUILDER values of a copy of
@@ -18,7 +18,7 @@
  * 'pulsar.*' option), so they are validated by the one property table and
  * conflict with a different builder value instead of overriding it.
  *
- * Deliberate differences from the connector (reference §7, §8):
+ * Deliberate differences from the Flink connector:
  *  - no subscription name given: one derived from the topics instead of a
  *    random one, so restarts reuse it and nothing is orphaned;
  *  - 'format' and 'value.format' with different values is an error;

@@ -1,6 +1,6 @@
 /*
  * Design notes: the two key hashes Pulsar clients route with (docs/PROTOCOL.md
- * §9.1). Murmur3_x86_32 with seed 0 is what every client agrees on; the
+ * §9). Murmur3_x86_32 with seed 0 is what every client agrees on; the
  * Java String.hashCode variant is there so keys route as a Java producer
  * with the default scheme would route them, which needs the key's UTF-16
  * code units rather than its UTF-8 bytes. Pure functions, any thread.
