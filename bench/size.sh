@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/size.sh — code size of the library and of a static example (issue 6).
+# bench/size.sh — code size of the library and of a static example.
 #
 # Builds (a) the full library in $BUILD (default build), (b) a minimal one
 # (WITH_TLS=0 WITH_CURL=0 WITH_ZSTD=0 WITH_SNAPPY=0) in $MIN_BUILD (default

@@ -1,5 +1,5 @@
 /*
- * Transactions against the live broker (issue 5): what consumers see of
+ * Transactions against the live broker: what consumers see of
  * committed and aborted sends, what happens to acks in committed and
  * aborted transactions, the broker's timeout, and conflicting acks. Each
  * test prints how long it took, so the cost of transactions stays visible.
