@@ -8,7 +8,7 @@
  */
 #include "client/cbq.h"
 
-#include "client/waiter.h"
+#include <time.h>
 
 static __thread int in_callback;
 
@@ -112,4 +112,14 @@ void pc_cbq_shutdown(pc_cbq_t *q) {
         pc_cbq_poll(q, 0); /* poll mode: outcomes still owed run here */
     pthread_mutex_destroy(&q->lock);
     pthread_cond_destroy(&q->cond);
+}
+
+void pc_deadline(struct timespec *ts, int timeout_ms) {
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += timeout_ms / 1000;
+    ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
 }

@@ -27,4 +27,7 @@ int pc_cbq_poll(pc_cbq_t *q, int timeout_ms);
 void pc_cbq_shutdown(pc_cbq_t *q);
 /* 1 while the calling thread is inside a callback run by any queue. */
 int pc_in_callback(void);
+/* Absolute deadline on CLOCK_MONOTONIC in ms from now (<0: forever), for timed waits. */
+struct timespec;
+void pc_deadline(struct timespec *ts, int timeout_ms);
 #endif

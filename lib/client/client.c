@@ -3,16 +3,16 @@
  * lookup service and the callback queue, and keeps a registry of its
  * producers and consumers so close reaches them all. Public calls run on
  * application threads and only post closures to the loop; the only lock
- * here guards the registry. Shutdown order: handles, connections, loop,
- * callback queue — so every pending operation gets its outcome first.
+ * here guards the registry. Shutdown order: handles, calls still running
+ * on the loop (partition counts), connections, loop, callback queue — so
+ * every pending operation gets its outcome first.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/client_int.h"
-#include "core/backoff.h"
+#include "client/request.h"
 #include "core/err.h"
 
 pulsarc_err_t pc_client_post(pulsarc_client_t *c, pc_loop_fn fn, void *arg) {
@@ -135,36 +135,56 @@ pulsarc_err_t pulsarc_client_new(const pulsarc_conf_t *conf, pulsarc_client_t **
 
 /* ---- partitions ---- */
 
-typedef struct parts_req {
-    pulsarc_client_t *c;
-    const char *topic;
-    pc_waiter_t w;
-    int n;
-} parts_req_t;
+/*
+ * A partition count is a call (request.h) whose attempt is the lookup
+ * service's PARTITIONED_METADATA: retriable answers (ServiceNotReady,
+ * TooManyRequests, a lost connection) are retried with backoff until
+ * operationTimeoutMs, as for lookups; a timed-out answer is not (it has
+ * spent the whole time already).
+ */
+typedef struct parts_call {
+    pc_call_t call;           /* first: the request's steps hand back a pc_call_t * */
+    int *count;               /* the caller's; valid while call.op is set */
+    char topic[];
+} parts_call_t;
 
 static void on_partitions(void *arg, pulsarc_err_t err, const char *msg, int n) {
-    parts_req_t *r = arg;
-    r->n = n;
-    pc_waiter_done(&r->w, err, msg);
+    parts_call_t *pc = arg;
+    if (!pc_call_wanted(&pc->call.req)) {
+    } else if (err) {
+        pc_request_failed(&pc->call.req, err, msg);
+    } else {
+        *pc->count = n;
+        pc_call_complete(&pc->call, PULSARC_OK, NULL);
+    }
+    pc_call_unref(&pc->call.req); /* the attempt's */
 }
+
+static void parts_attempt(pc_request_t *r) {
+    pc_lookup_partitions(&r->client->lookup, r->topic, on_partitions, r);
+}
+
+static int parts_retry_after(pc_request_t *r, pulsarc_err_t err) {
+    (void)r;
+    return pulsarc_err_is_retriable(err) && err != PULSARC_ERR_TIMEOUT;
+}
+
+static const pc_request_ops_t parts_ops = {
+    .wanted = pc_call_wanted,
+    .attempt = parts_attempt,
+    .retry_after = parts_retry_after,
+    .on_failed = pc_call_failed,
+    .ref = pc_call_ref,
+    .unref = pc_call_unref,
+};
+
+static void free_parts_call(pc_call_t *call) { free(call); }
 
 static void do_partitions(void *arg) {
-    parts_req_t *r = arg;
-    pc_lookup_partitions(&r->c->lookup, r->topic, on_partitions, r);
-}
-
-static pulsarc_err_t partitions_once(pulsarc_client_t *c, const char *topic, int *count,
-                                     char *errstr, size_t errlen) {
-    parts_req_t r = {.c = c, .topic = topic};
-    pc_waiter_init(&r.w);
-    pulsarc_err_t err = pc_client_post(c, do_partitions, &r);
-    if (!err)
-        err = pc_waiter_wait(&r.w, errstr, errlen);
-    else
-        pc_seterr(errstr, errlen, err, "client is closed");
-    pc_waiter_destroy(&r.w);
-    *count = r.n;
-    return err;
+    parts_call_t *pc = arg;
+    pulsarc_client_t *c = pc->call.req.client;
+    if (pc_call_start(&pc->call, &c->calls))
+        pc_request_start(&pc->call.req, c->op_timeout_ms);
 }
 
 pulsarc_err_t pulsarc_client_partitions(pulsarc_client_t *c, const char *topic, int *count,
@@ -175,21 +195,27 @@ pulsarc_err_t pulsarc_client_partitions(pulsarc_client_t *c, const char *topic, 
     pulsarc_err_t err = pc_client_parse_topic(c, topic, &t, errstr, errlen);
     if (err)
         return err;
-    /* Retriable answers (ServiceNotReady, TooManyRequests, a lost connection)
-     * are retried with backoff until operationTimeoutMs, as for lookups. */
-    pc_backoff_t b;
-    pc_backoff_init(&b, pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
-                    pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS));
-    int64_t deadline = pc_now_ms() + c->op_timeout_ms;
-    for (;;) {
-        err = partitions_once(c, t.full, count, errstr, errlen);
-        int64_t delay = pc_backoff_next(&b);
-        if (!err || !pulsarc_err_is_retriable(err) || err == PULSARC_ERR_TIMEOUT ||
-            pc_now_ms() + delay > deadline)
-            return err;
-        struct timespec ts = {delay / 1000, (delay % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
+    size_t len = strlen(t.full) + 1;
+    parts_call_t *pc = malloc(sizeof *pc + len);
+    if (!pc)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    memcpy(pc->topic, t.full, len);
+    pc_op_t op;
+    pc_op_init(&op);
+    *count = 0;
+    pc_call_init(&pc->call, &parts_ops, c, pc->topic,
+                 pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
+                 pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS), &op, free_parts_call);
+    pc->count = count;
+    err = pc_client_post(c, do_partitions, pc);
+    if (err) {
+        free(pc);
+        pc_seterr(errstr, errlen, err, "client is closed");
+    } else {
+        err = pc_op_wait(&op, errstr, errlen);
     }
+    pc_op_destroy(&op);
+    return err;
 }
 
 int pulsarc_client_poll(pulsarc_client_t *c, int timeout_ms) {
@@ -202,24 +228,20 @@ int pulsarc_client_poll(pulsarc_client_t *c, int timeout_ms) {
 
 static void close_connections(void *arg) {
     pulsarc_client_t *c = arg;
+    pc_call_list_cancel(&c->calls, PULSARC_ERR_CLOSED, "client closed");
     pc_pool_close_all(c->pool, PULSARC_ERR_CLOSED, "client closed");
 }
 
 /*
  * Closing every producer and consumer at once, bounded by one deadline: each
- * handle closes on a short-lived thread of its own; after the deadline the
- * client goes on to close the connections, which completes whatever those
- * closes still wait for, and then joins them.
+ * handle closes on a short-lived thread of its own and reports to one op of
+ * as many parts; after the deadline the client goes on to close the
+ * connections, which completes whatever those closes still wait for, and
+ * then joins them.
  */
-typedef struct closers {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    size_t left;
-} closers_t;
-
 typedef struct closer {
     pc_handle_t *h;
-    closers_t *all;
+    pc_op_t *all;
     pthread_t thread;
     int started;
 } closer_t;
@@ -227,14 +249,11 @@ typedef struct closer {
 static void *closer_main(void *arg) {
     closer_t *k = arg;
     k->h->close(k->h);
-    pthread_mutex_lock(&k->all->lock);
-    k->all->left--;
-    pthread_cond_broadcast(&k->all->cond);
-    pthread_mutex_unlock(&k->all->lock);
+    pc_op_done(k->all, PULSARC_OK, NULL);
     return NULL;
 }
 
-static closer_t *start_closers(pulsarc_client_t *c, closers_t *all, size_t *n) {
+static closer_t *start_closers(pulsarc_client_t *c, pc_op_t *all, size_t *n) {
     pthread_mutex_lock(&c->lock);
     *n = 0;
     for (pc_handle_t *h = c->handles; h; h = h->next)
@@ -248,7 +267,7 @@ static closer_t *start_closers(pulsarc_client_t *c, closers_t *all, size_t *n) {
         *n = 0;
         return NULL;
     }
-    all->left = *n;
+    pc_op_add(all, (int)*n);
     for (i = 0; i < *n; i++) {
         ks[i].all = all;
         ks[i].started = pthread_create(&ks[i].thread, NULL, closer_main, &ks[i]) == 0;
@@ -256,15 +275,6 @@ static closer_t *start_closers(pulsarc_client_t *c, closers_t *all, size_t *n) {
             closer_main(&ks[i]); /* no thread: close inline */
     }
     return ks;
-}
-
-static void wait_closers(closers_t *all, int timeout_ms) {
-    struct timespec dl;
-    pc_deadline(&dl, timeout_ms);
-    pthread_mutex_lock(&all->lock);
-    while (all->left > 0 && pthread_cond_timedwait(&all->cond, &all->lock, &dl) == 0)
-        ;
-    pthread_mutex_unlock(&all->lock);
 }
 
 static void join_closers(closer_t *ks, size_t n) {
@@ -295,15 +305,18 @@ pulsarc_err_t pulsarc_client_close(pulsarc_client_t *c, int timeout_ms) {
         return PULSARC_OK;
     if (pc_in_callback())
         return PULSARC_ERR_STATE; /* cannot join our own callback thread */
-    closers_t all = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    pc_op_t all; /* one part for each closer, one for us */
+    pc_op_init(&all);
     size_t n;
     closer_t *ks = start_closers(c, &all, &n);
-    wait_closers(&all, timeout_ms < 0 ? c->op_timeout_ms : timeout_ms);
+    pc_op_done(&all, PULSARC_OK, NULL);
+    pc_op_wait_for(&all, timeout_ms < 0 ? c->op_timeout_ms : timeout_ms);
     pthread_mutex_lock(&c->lock);
     c->closed = 1;
     pthread_mutex_unlock(&c->lock);
     pc_client_post(c, close_connections, c); /* fails what the closers still wait on */
     join_closers(ks, n);
+    pc_op_destroy(&all);
     pc_loop_stop(c->loop);
     pc_cbq_shutdown(&c->cbq);
     return PULSARC_OK;

@@ -5,7 +5,8 @@
 
 #include "client/cbq.h"
 #include "client/memlimit.h"
-#include "client/waiter.h"
+#include "client/op.h"
+#include "client/waiter.h" /* the producer and consumer still spell ops so */
 #include "conf/props.h"
 #include "core/topic.h"
 #include "net/lookup.h"
@@ -33,6 +34,10 @@ struct pulsarc_client_s {
     pthread_mutex_t lock;     /* guards handles and closed */
     pc_handle_t *handles;
     int closed;
+    struct pc_call_list {     /* loop thread: calls client close cancels (request.h) */
+        struct pc_call *head;
+        int closed;
+    } calls;
 };
 
 /* Runs fn(arg) on the loop thread; CLOSED if the client is shutting down. */

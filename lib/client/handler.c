@@ -1,10 +1,12 @@
 /*
  * Design notes: the connect/create/reconnect cycle of a producer or a
- * consumer, written once. It owns the state, the backoff and the reconnect
- * timer; the owner supplies the wire commands through pc_handler_ops_t.
- * Loop thread only. Every asynchronous step holds a reference on the owner
- * and re-checks the state when it resumes, so closing at any moment is safe:
- * a step that finds the handler no longer CONNECTING just lets go.
+ * consumer, written once, on the reconnecting request (request.c), whose
+ * steps, backoff and timer it uses; it owns the state and the `flap`
+ * schedule, and the owner supplies the wire commands through
+ * pc_handler_ops_t. Loop thread only. Every asynchronous step holds a
+ * reference on the owner and re-checks the state when it resumes, so
+ * closing at any moment is safe: a step that finds the handler no longer
+ * CONNECTING just lets go.
  *
  * Retry policy (protocol.md §11.2): before the first success, retriable
  * errors are retried until operationTimeoutMs, fatal ones fail at once;
@@ -19,48 +21,55 @@
  */
 #include "client/handler.h"
 
-#include <stdarg.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stddef.h>
 
-static void h_connect(pc_handler_t *h);
+#define H_OF(r) ((pc_handler_t *)((char *)(r) - offsetof(pc_handler_t, req)))
 
-/* PULSARC_DEBUG=reconnect traces every step of the cycle with a monotonic
- * timestamp, per handle (topic and address): where a reconnect spends its
- * time. Read once (atomically: every client's loop thread may ask). */
-static int trace_on(void) {
-    static _Atomic int on = -1;
-    int v = atomic_load(&on);
-    if (v < 0) {
-        const char *d = getenv("PULSARC_DEBUG");
-        v = d && strstr(d, "reconnect") != NULL;
-        atomic_store(&on, v);
-    }
-    return v;
+static int h_wanted(pc_request_t *r) { return H_OF(r)->state == PC_H_CONNECTING; }
+
+static void h_ref(pc_request_t *r) { H_OF(r)->ops->ref(H_OF(r)); }
+
+static void h_unref(pc_request_t *r) { H_OF(r)->ops->unref(H_OF(r)); }
+
+/* The connection is up: send the create, whose reply comes to pc_handler_created. */
+static void h_send(pc_request_t *r, pc_conn_t *conn) {
+    pc_handler_t *h = H_OF(r);
+    pc_conn_ref(conn);
+    h->creating = conn;
+    h->lost_in_create = 0;
+    h->epoch++;
+    h->ops->send_create(h, conn); /* pc_handler_created drops our reference */
 }
 
-#define HTRACE(h, ...)                                                                      \
-    do {                                                                                    \
-        if (trace_on())                                                                     \
-            htrace(h, __VA_ARGS__);                                                         \
-    } while (0)
-
-__attribute__((format(printf, 2, 3))) static void htrace(const pc_handler_t *h, const char *fmt,
-                                                         ...) {
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    int64_t now = pc_now_ms();
-    fprintf(stderr, "pulsarc: %lld.%03lld %p %s: %s\n", (long long)(now / 1000),
-            (long long)(now % 1000), (const void *)h, h->topic, line);
+/* Before the first creation, retriable errors until the deadline; after it, all but final ones. */
+static int h_retry_after(pc_request_t *r, pulsarc_err_t err) {
+    pc_handler_t *h = H_OF(r);
+    if (!h->created_once)
+        return pulsarc_err_is_retriable(err);
+    return !(h->ops->is_final && h->ops->is_final(err));
 }
+
+static void h_failed(pc_request_t *r, pulsarc_err_t err, const char *msg) {
+    pc_handler_t *h = H_OF(r);
+    h->state = PC_H_CLOSED;
+    h->ops->on_failed(h, err, msg);
+}
+
+static const pc_request_ops_t handler_request_ops = {
+    .wanted = h_wanted,
+    .send = h_send,
+    .retry_after = h_retry_after,
+    .on_failed = h_failed,
+    .ref = h_ref,
+    .unref = h_unref,
+};
 
 void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_client_t *c,
                      const char *topic) {
+    int64_t initial = pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS);
+    int64_t max = pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS);
+    pc_request_init(&h->req, &handler_request_ops, c, topic, initial, max);
+    h->req.what = "create";
     h->ops = ops;
     h->client = c;
     h->topic = topic;
@@ -71,50 +80,33 @@ void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_clien
     h->lost_in_create = 0;
     h->is_partial = NULL;
     h->conn_flags = 0;
-    pc_backoff_init(&h->backoff, pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
-                    pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS));
-    pc_backoff_init(&h->flap, pc_conf_int(c->conf, PC_PROP_INITIAL_BACKOFF_MS),
-                    pc_conf_int(c->conf, PC_PROP_MAX_BACKOFF_MS));
+    pc_backoff_init(&h->flap, initial, max);
     h->ready_at = 0;
     h->proved = 0;
-    h->stage = h->best_stage = PC_HSTAGE_NONE;
-    pc_timer_init(&h->reconnect_timer, (pc_loop_fn)h_connect, h);
 }
 
 static void schedule_reconnect(pc_handler_t *h, int64_t delay) {
-    HTRACE(h, "reconnect in %lld ms", (long long)delay);
     h->state = PC_H_CONNECTING;
-    pc_timer_start(h->client->loop, &h->reconnect_timer, delay);
-}
-
-/* A failed attempt that got further than any since the last creation restarts the schedule. */
-static void note_progress(pc_handler_t *h) {
-    if (h->stage > h->best_stage) {
-        h->best_stage = h->stage;
-        pc_backoff_reset(&h->backoff);
-    }
-}
-
-static void create_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
-    HTRACE(h, "attempt failed at stage %d: %s: %s", h->stage, pulsarc_errname(err), msg ? msg : "");
-    note_progress(h);
-    int64_t delay = pc_backoff_next(&h->backoff);
-    int out_of_time = pc_now_ms() + delay > h->create_deadline;
-    if (!h->created_once && (!pulsarc_err_is_retriable(err) || out_of_time)) {
-        h->state = PC_H_CLOSED;
-        h->ops->on_failed(h, err, msg);
-    } else if (h->created_once && h->ops->is_final && h->ops->is_final(err)) {
-        h->state = PC_H_CLOSED;
-        h->ops->on_failed(h, err, msg);
-    } else {
-        schedule_reconnect(h, delay);
-    }
+    pc_request_retry_in(&h->req, delay);
 }
 
 void pc_handler_request_create(pc_handler_t *h, pc_conn_t *conn, const pc_cmd_t *cmd, uint64_t id,
                                int timeout_ms) {
     h->create_req = id;
     pc_conn_request(conn, cmd, id, timeout_ms, pc_handler_created, h);
+}
+
+static void created(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *f) {
+    h->conn = conn;
+    h->state = PC_H_READY;
+    if (!h->created_once)
+        h->req.deadline = -1; /* created: from now on only final errors end it */
+    h->created_once = 1;
+    h->ready_at = pc_now_ms();
+    h->proved = 0;
+    PC_RTRACE(&h->req, "created");
+    pc_request_succeeded(&h->req);
+    h->ops->on_ready(h, conn, f);
 }
 
 void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
@@ -129,74 +121,27 @@ void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const
     } else if (err) {
         if (err == PULSARC_ERR_TIMEOUT) /* the protocol asks for a close before a retry */
             h->ops->send_close(h, conn);
-        create_failed(h, err, msg);
+        pc_request_failed(&h->req, err, msg);
     } else if (h->lost_in_create) {
         /* A topic unload can close us between the broker's create and its reply. */
         h->ops->send_close(h, conn);
-        create_failed(h, PULSARC_ERR_DISCONNECTED, "closed by the broker while being created");
+        pc_request_failed(&h->req, PULSARC_ERR_DISCONNECTED,
+                          "closed by the broker while being created");
     } else {
-        h->conn = conn;
-        h->state = PC_H_READY;
-        h->created_once = 1;
-        h->ready_at = pc_now_ms();
-        h->proved = 0;
-        h->best_stage = PC_HSTAGE_NONE;
-        HTRACE(h, "created");
-        pc_backoff_reset(&h->backoff);
-        h->ops->on_ready(h, conn, f);
+        created(h, conn, f);
     }
     pc_conn_unref(conn);
     h->ops->unref(h);
 }
 
-static void on_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *msg) {
-    pc_handler_t *h = arg;
-    if (h->state == PC_H_CONNECTING && !err) {
-        pc_conn_ref(conn);
-        h->creating = conn;
-        h->lost_in_create = 0;
-        h->epoch++;
-        h->stage = PC_HSTAGE_CREATE_SENT;
-        HTRACE(h, "connection %s ready, sending create", pc_conn_peer(conn));
-        h->ops->send_create(h, conn); /* pc_handler_created drops our reference */
-        return;
-    }
-    if (h->state == PC_H_CONNECTING)
-        create_failed(h, err, msg);
-    h->ops->unref(h);
-}
-
-static void on_lookup(void *arg, pulsarc_err_t err, const char *msg, const pc_broker_addr_t *a) {
-    pc_handler_t *h = arg;
-    if (h->state == PC_H_CONNECTING && !err) {
-        HTRACE(h, "lookup: %s:%u", a->host, a->port);
-        h->stage = PC_HSTAGE_LOOKED_UP;
-        pc_pool_get_ex(h->client->pool, a->host, a->port, a->proxied ? a->proxy_to : NULL,
-                       h->conn_flags, on_conn, h);
-        return;
-    }
-    if (h->state == PC_H_CONNECTING)
-        create_failed(h, err, msg);
-    h->ops->unref(h);
-}
-
-static void h_connect(pc_handler_t *h) {
-    if (h->state != PC_H_CONNECTING)
-        return;
-    h->ops->ref(h);
-    HTRACE(h, "lookup");
-    h->stage = PC_HSTAGE_NONE;
-    pc_lookup_topic(&h->client->lookup, h->topic, on_lookup, h);
-}
-
 void pc_handler_start(pc_handler_t *h) {
-    h->create_deadline = pc_now_ms() + h->client->op_timeout_ms;
+    h->req.conn_flags = h->conn_flags;
     h->state = PC_H_CONNECTING;
-    h_connect(h);
+    pc_request_start(&h->req, h->client->op_timeout_ms);
 }
 
 void pc_handler_lost(pc_handler_t *h) {
-    HTRACE(h, "connection lost (%s)", h->state == PC_H_READY ? "ready" : "not ready");
+    PC_RTRACE(&h->req, "connection lost (%s)", h->state == PC_H_READY ? "ready" : "not ready");
     h->conn = NULL;
     if (h->state == PC_H_READY) {
         if (h->proved || pc_now_ms() - h->ready_at >= PC_HANDLER_HEALTHY_MS)
@@ -213,7 +158,7 @@ void pc_handler_lost(pc_handler_t *h) {
 }
 
 pc_conn_t *pc_handler_stop(pc_handler_t *h) {
-    pc_timer_stop(h->client->loop, &h->reconnect_timer);
+    pc_request_stop(&h->req);
     pc_conn_t *conn = h->state == PC_H_READY ? h->conn : NULL;
     h->conn = NULL;
     if (h->state != PC_H_CLOSED)

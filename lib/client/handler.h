@@ -13,21 +13,15 @@
  * loop, while a working producer that loses its topic to one unload after
  * another reconnects after the initial delay every time.
  *
- * Within a run of failed attempts, an attempt that gets further than every
- * earlier one (a lookup answered after connection failures, a create sent
- * after failed lookups) starts `backoff` over: the broker has come back, so
- * the delay grown while it was away no longer applies. Stages only rise, so
- * this happens at most twice per run and a broker failing always at the
- * same step is still retried on the doubling schedule.
+ * Lookup, connection, create command and the backoff between failed
+ * attempts are the reconnecting request's (client/request.h); this adds
+ * what only a created resource has: the reconnect after losing it, the
+ * `flap` schedule, partial create replies and the create abandoned when
+ * the broker closes us before answering it.
  */
 #ifndef PC_HANDLER_H
 #define PC_HANDLER_H
-#include "client/client_int.h"
-#include "core/backoff.h"
-#include "net/conn.h"
-
-/* How far an attempt got (PC_HSTAGE_*): lookup answered, create sent on the owner. */
-enum { PC_HSTAGE_NONE = 0, PC_HSTAGE_LOOKED_UP = 1, PC_HSTAGE_CREATE_SENT = 2 };
+#include "client/request.h"
 
 /* How long a created resource must stay up before a loss counts as isolated. */
 #define PC_HANDLER_HEALTHY_MS 2000
@@ -53,6 +47,7 @@ typedef struct pc_handler_ops {
 } pc_handler_ops_t;
 
 struct pc_handler {
+    pc_request_t req;        /* first: the trace names the handler by this address */
     const pc_handler_ops_t *ops;
     pulsarc_client_t *client;
     const char *topic;       /* borrowed from the owner */
@@ -61,16 +56,11 @@ struct pc_handler {
     pc_conn_t *creating;     /* connection the create command is in flight on */
     uint64_t create_req;     /* its request id */
     int created_once;
-    int64_t create_deadline;
     uint64_t epoch;          /* bumped on every create attempt */
     int lost_in_create;      /* the broker closed us before answering the create */
-    pc_backoff_t backoff;    /* failed attempts; reset by a creation */
     pc_backoff_t flap;       /* losses after creation; reset after a healthy period */
     int64_t ready_at;        /* when the resource was last created */
     int proved;              /* traffic flowed since then */
-    int stage;               /* PC_HSTAGE_* of the attempt under way */
-    int best_stage;          /* furthest stage since the last creation */
-    pc_timer_t reconnect_timer;
     /*
      * Set by owners whose create reply can be partial (PRODUCER_SUCCESS with
      * producer_ready=false, WaitForExclusive); NULL otherwise. On such a

@@ -1,23 +1,21 @@
-/* A one-shot completion an application thread blocks on. */
+/*
+ * The former name of a one-part op in the waiting form (client/op.h),
+ * kept for the producer and consumer code that still spells it so; new
+ * code uses pc_op_t directly.
+ */
 #ifndef PC_WAITER_H
 #define PC_WAITER_H
-#include <pthread.h>
-#include "pulsarc.h"
+#include "client/op.h"
 
-typedef struct pc_waiter {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int done;
-    pulsarc_err_t err;
-    char errmsg[512];
-} pc_waiter_t;
+typedef pc_op_t pc_waiter_t;
 
-void pc_waiter_init(pc_waiter_t *w);
-void pc_waiter_destroy(pc_waiter_t *w);
+static inline void pc_waiter_init(pc_waiter_t *w) { pc_op_init(w); }
+static inline void pc_waiter_destroy(pc_waiter_t *w) { pc_op_destroy(w); }
 /* Completes the waiter (first call wins); msg may be NULL. Any thread. */
-void pc_waiter_done(pc_waiter_t *w, pulsarc_err_t err, const char *msg);
-/* Blocks until done; returns its error and copies its message to errstr. */
-pulsarc_err_t pc_waiter_wait(pc_waiter_t *w, char *errstr, size_t errlen);
-/* Absolute deadline on CLOCK_MONOTONIC in ms from now (<0: forever). */
-void pc_deadline(struct timespec *ts, int timeout_ms);
+static inline void pc_waiter_done(pc_waiter_t *w, pulsarc_err_t err, const char *msg) {
+    pc_op_done(w, err, msg);
+}
+static inline pulsarc_err_t pc_waiter_wait(pc_waiter_t *w, char *errstr, size_t errlen) {
+    return pc_op_wait(w, errstr, errlen);
+}
 #endif

@@ -18,12 +18,14 @@
  * n and closed are guarded by `lock` (application threads); links, calls
  * and the round-robin counter belong to the loop thread.
  *
- * A call is one request followed to its final answer. It lives on the heap
- * and is owned by the loop: at most one asynchronous step (lookup, pool,
- * request, retry timer) holds it at a time (`busy`); it is freed when it is
- * done and no step holds it, so a close that completes it early never
- * frees memory a pending callback will still read. The blocked caller's
- * waiter and request are touched only until completion.
+ * A call is one request followed to its final answer: a pc_call_t (the
+ * client's reconnecting request, on the heap, owned by the loop, freed
+ * when it has completed and no step holds it), whose lookup, connection
+ * and retry timer are request.c's. The steps special to coordinators are
+ * here: reusing the link's connection or address, and registering a new
+ * connection with TC_CLIENT_CONNECT before the request. The blocked
+ * caller's op and request are touched only until completion; client close
+ * cancels every call through the coordinator's call list.
  *
  * Retries follow the Java client: TransactionCoordinatorNotFound, a lost or
  * refused connection, ServiceNotReady and TooManyRequests retry with
@@ -39,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/request.h"
 #include "core/backoff.h"
 #include "core/err.h"
 
@@ -52,18 +55,12 @@ typedef struct tc_link {
 } tc_link_t;
 
 typedef struct tc_call {
-    struct tc_call *next;
+    pc_call_t call;           /* first: the request's steps hand back a pc_call_t * */
     pc_tc_t *tc;
-    pc_tc_req_t *req;         /* the caller's; NULL once completed */
-    pc_waiter_t *waiter;      /* the caller's; NULL once completed */
+    pc_tc_req_t *req;         /* the caller's; valid while call.op is set */
     uint64_t tc_id;
-    int64_t deadline;
-    pc_backoff_t backoff;
-    pc_timer_t timer;         /* retry delay */
     pc_conn_t *conn;          /* being registered (TC_CLIENT_CONNECT in flight) */
     char partition[200];      /* the coordinator's assign-topic partition */
-    int busy;
-    int done;
 } tc_call_t;
 
 struct pc_tc {
@@ -75,12 +72,11 @@ struct pc_tc {
     int n;                    /* coordinators; -1 until discovered */
     int closed;
     int op_timeout_ms;        /* copied: transactions may outlive the client */
-    pc_waiter_t close_w;
+    pc_op_t close_op;
     /* loop thread */
     tc_link_t *links;
-    tc_call_t *calls;
+    pc_call_list_t calls;     /* cancelled (closed) by client close */
     uint64_t rr;
-    int loop_closed;
 };
 
 /* ---------- lifetime ---------- */
@@ -97,7 +93,7 @@ void pc_tc_unref(pc_tc_t *tc) {
     free(tc->links);
     pthread_mutex_destroy(&tc->lock);
     pthread_mutex_destroy(&tc->discover_lock);
-    pc_waiter_destroy(&tc->close_w);
+    pc_op_destroy(&tc->close_op);
     free(tc);
 }
 
@@ -113,7 +109,7 @@ static void tc_handle_close(pc_handle_t *h) {
     tc->closed = 1;
     pthread_mutex_unlock(&tc->lock);
     if (first && pc_client_post(tc->client, do_close, tc) == PULSARC_OK)
-        pc_waiter_wait(&tc->close_w, NULL, 0);
+        pc_op_wait(&tc->close_op, NULL, 0);
 }
 
 static void tc_handle_destroy(pc_handle_t *h) {
@@ -134,7 +130,7 @@ static pc_tc_t *tc_new(pulsarc_client_t *c) {
     atomic_init(&tc->refs, 1);
     pthread_mutex_init(&tc->lock, NULL);
     pthread_mutex_init(&tc->discover_lock, NULL);
-    pc_waiter_init(&tc->close_w);
+    pc_op_init(&tc->close_op);
     return tc;
 }
 
@@ -191,47 +187,21 @@ pulsarc_err_t pc_tc_get(pulsarc_client_t *c, pc_tc_t **out, char *e, size_t el) 
     return PULSARC_OK;
 }
 
-/* ---------- calls: completion ---------- */
+/* ---------- calls: completion and retries ---------- */
 
-static void unlink_call(pc_tc_t *tc, tc_call_t *call) {
-    for (tc_call_t **pp = &tc->calls; *pp; pp = &(*pp)->next) {
-        if (*pp == call) {
-            *pp = call->next;
-            return;
-        }
-    }
-}
+#define TC_CALL(r) ((tc_call_t *)(r))
 
-static void free_call(tc_call_t *call) {
-    unlink_call(call->tc, call);
+static void free_call(pc_call_t *c) {
+    tc_call_t *call = (tc_call_t *)c;
     if (call->conn)
         pc_conn_unref(call->conn);
     pc_tc_unref(call->tc);
     free(call);
 }
 
-/* Reports the outcome once; frees the call unless a step still holds it. */
 static void finish(tc_call_t *call, pulsarc_err_t err, const char *msg) {
-    if (!call->done) {
-        call->done = 1;
-        pc_waiter_done(call->waiter, err, msg);
-        call->waiter = NULL;
-        call->req = NULL;
-    }
-    if (!call->busy)
-        free_call(call);
+    pc_call_complete(&call->call, err, msg);
 }
-
-/* A step handed the call back; 1 when it was completed meanwhile (now freed). */
-static int release(tc_call_t *call) {
-    call->busy = 0;
-    if (!call->done)
-        return 0;
-    free_call(call);
-    return 1;
-}
-
-/* ---------- calls: retries ---------- */
 
 static int is_retriable(pulsarc_err_t err) {
     switch (err) {
@@ -254,17 +224,14 @@ static void reset_link(tc_link_t *l) {
     l->has_addr = 0; /* look the coordinator up again: it may have moved */
 }
 
-static void retry_or_fail(tc_call_t *call, pulsarc_err_t err, const char *msg) {
-    pc_tc_t *tc = call->tc;
-    int64_t delay = pc_backoff_next(&call->backoff);
-    if (is_retriable(err))
-        reset_link(&tc->links[call->tc_id]);
-    if (!is_retriable(err) || tc->loop_closed || pc_now_ms() + delay > call->deadline) {
-        finish(call, err, msg);
-        return;
-    }
-    call->busy = 1;
-    pc_timer_start(tc->client->loop, &call->timer, delay);
+static tc_link_t *link_of(tc_call_t *call) { return &call->tc->links[call->tc_id]; }
+
+static int tc_retry_after(pc_request_t *r, pulsarc_err_t err) {
+    tc_call_t *call = TC_CALL(r);
+    if (!is_retriable(err))
+        return 0;
+    reset_link(link_of(call));
+    return !call->tc->calls.closed;
 }
 
 /* ---------- calls: the request itself ---------- */
@@ -357,19 +324,17 @@ static pulsarc_err_t response_error(const pc_cmd_t *cmd, const char **msg) {
 
 static void on_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     tc_call_t *call = arg;
-    if (release(call))
-        return;
-    if (!err)
-        err = response_error(f->cmd, &msg);
-    if (err) {
-        retry_or_fail(call, err, msg);
-        return;
+    if (!pc_call_wanted(&call->call.req)) {
+    } else if (!err && !(err = response_error(f->cmd, &msg))) {
+        if (call->req->kind == PC_TC_NEW_TXN) {
+            call->req->most = f->cmd->newtxnresponse->txnid_most_bits;
+            call->req->least = f->cmd->newtxnresponse->txnid_least_bits;
+        }
+        finish(call, PULSARC_OK, NULL);
+    } else {
+        pc_request_failed(&call->call.req, err, msg);
     }
-    if (call->req->kind == PC_TC_NEW_TXN) {
-        call->req->most = f->cmd->newtxnresponse->txnid_most_bits;
-        call->req->least = f->cmd->newtxnresponse->txnid_least_bits;
-    }
-    finish(call, PULSARC_OK, NULL);
+    pc_call_unref(&call->call.req); /* the step's */
 }
 
 static void send_request(tc_call_t *call, pc_conn_t *conn) {
@@ -383,14 +348,13 @@ static void send_request(tc_call_t *call, pc_conn_t *conn) {
     pulsar__proto__base_command__init(&s.cmd);
     uint64_t rid = call->tc->client->next_id++;
     build[call->req->kind](&s, call, rid);
-    call->busy = 1;
     pc_conn_request(conn, &s.cmd, rid, pc_tc_op_timeout(call->tc), on_reply, call);
 }
 
 /* ---------- calls: reaching the coordinator ---------- */
 
 static void adopt_conn(tc_call_t *call) {
-    tc_link_t *l = &call->tc->links[call->tc_id];
+    tc_link_t *l = link_of(call);
     if (l->conn)
         pc_conn_unref(l->conn);
     l->conn = call->conn; /* our reference moves to the link */
@@ -400,17 +364,20 @@ static void adopt_conn(tc_call_t *call) {
 
 static void on_tc_connected(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     tc_call_t *call = arg;
-    if (release(call))
+    if (!pc_call_wanted(&call->call.req)) {
+        pc_call_unref(&call->call.req);
         return;
+    }
     if (!err)
         err = response_error(f->cmd, &msg);
     if (err) {
         pc_conn_unref(call->conn);
         call->conn = NULL;
-        retry_or_fail(call, err, msg);
+        pc_request_failed(&call->call.req, err, msg);
+        pc_call_unref(&call->call.req);
         return;
     }
-    adopt_conn(call);
+    adopt_conn(call); /* the step's reference passes to the request */
 }
 
 static void register_conn(tc_call_t *call, pc_conn_t *conn) {
@@ -426,72 +393,53 @@ static void register_conn(tc_call_t *call, pc_conn_t *conn) {
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__TC_CLIENT_CONNECT_REQUEST;
     cmd.tcclientconnectrequest = &r;
-    call->busy = 1;
     pc_conn_request(conn, &cmd, r.request_id, pc_tc_op_timeout(call->tc), on_tc_connected, call);
 }
 
-static void on_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *msg) {
-    tc_call_t *call = arg;
-    if (release(call))
-        return;
-    tc_link_t *l = &call->tc->links[call->tc_id];
-    if (err)
-        retry_or_fail(call, err, msg);
-    else if (conn == l->conn) /* another call registered it meanwhile */
+/* The request has a connection to the coordinator's broker. */
+static void tc_send(pc_request_t *r, pc_conn_t *conn) {
+    tc_call_t *call = TC_CALL(r);
+    if (conn == link_of(call)->conn) /* registered already (by another call, maybe) */
         send_request(call, conn);
     else
         register_conn(call, conn);
 }
 
-static void get_conn(tc_call_t *call, const pc_broker_addr_t *a) {
-    call->busy = 1;
-    pc_pool_get(call->tc->client->pool, a->host, a->port, a->proxied ? a->proxy_to : NULL,
-                on_conn, call);
+static pc_conn_t *tc_known_conn(pc_request_t *r) {
+    tc_link_t *l = link_of(TC_CALL(r));
+    return l->conn && !pc_conn_is_closed(l->conn) ? l->conn : NULL;
 }
 
-static void on_lookup(void *arg, pulsarc_err_t err, const char *msg, const pc_broker_addr_t *a) {
-    tc_call_t *call = arg;
-    if (release(call))
-        return;
-    if (err) {
-        retry_or_fail(call, err, msg);
-        return;
-    }
-    tc_link_t *l = &call->tc->links[call->tc_id];
+static const pc_broker_addr_t *tc_known_addr(pc_request_t *r) {
+    tc_link_t *l = link_of(TC_CALL(r));
+    return l->has_addr ? &l->addr : NULL;
+}
+
+static void tc_looked_up(pc_request_t *r, const pc_broker_addr_t *a) {
+    tc_link_t *l = link_of(TC_CALL(r));
     l->addr = *a;
     l->has_addr = 1;
-    get_conn(call, &l->addr);
 }
 
-static void attempt(tc_call_t *call) {
-    tc_link_t *l = &call->tc->links[call->tc_id];
-    if (l->conn && !pc_conn_is_closed(l->conn)) {
-        send_request(call, l->conn);
-    } else if (l->has_addr) {
-        get_conn(call, &l->addr);
-    } else {
-        call->busy = 1;
-        pc_lookup_topic(&call->tc->client->lookup, call->partition, on_lookup, call);
-    }
-}
-
-static void on_retry_timer(void *arg) {
-    tc_call_t *call = arg;
-    if (!release(call))
-        attempt(call);
-}
+static const pc_request_ops_t tc_request_ops = {
+    .wanted = pc_call_wanted,
+    .send = tc_send,
+    .known_conn = tc_known_conn,
+    .known_addr = tc_known_addr,
+    .looked_up = tc_looked_up,
+    .retry_after = tc_retry_after,
+    .on_failed = pc_call_failed,
+    .ref = pc_call_ref,
+    .unref = pc_call_unref,
+};
 
 /* ---------- calls: start, close ---------- */
 
 static void do_start_call(void *arg) {
     tc_call_t *call = arg;
     pc_tc_t *tc = call->tc;
-    call->next = tc->calls;
-    tc->calls = call;
-    if (tc->loop_closed) {
-        finish(call, PULSARC_ERR_CLOSED, "client is closed");
-        return;
-    }
+    if (!pc_call_start(&call->call, &tc->calls))
+        return; /* closed: completed and freed */
     if (call->req->kind == PC_TC_NEW_TXN)
         call->req->most = tc->rr++ % (uint64_t)tc->n; /* spread transactions over the coordinators */
     call->tc_id = call->req->most;
@@ -501,43 +449,31 @@ static void do_start_call(void *arg) {
     }
     snprintf(call->partition, sizeof call->partition, "%s-partition-%llu", ASSIGN_TOPIC,
              (unsigned long long)call->tc_id);
-    attempt(call);
+    pc_request_start(&call->call.req, pc_tc_op_timeout(tc));
 }
 
 static void do_close(void *arg) {
     pc_tc_t *tc = arg;
-    tc->loop_closed = 1;
     pthread_mutex_lock(&tc->lock);
     int n = tc->n; /* discovery may still be writing it */
     pthread_mutex_unlock(&tc->lock);
-    tc_call_t *call = tc->calls;
-    while (call) {
-        tc_call_t *next = call->next;
-        if (pc_timer_active(&call->timer)) {
-            pc_timer_stop(tc->client->loop, &call->timer);
-            call->busy = 0;
-        }
-        finish(call, PULSARC_ERR_CLOSED, "client closed");
-        call = next;
-    }
+    pc_call_list_cancel(&tc->calls, PULSARC_ERR_CLOSED, "client closed");
     for (int i = 0; i < n; i++)
         reset_link(&tc->links[i]);
-    pc_waiter_done(&tc->close_w, PULSARC_OK, NULL);
+    pc_op_done(&tc->close_op, PULSARC_OK, NULL);
 }
 
-static tc_call_t *call_new(pc_tc_t *tc, pc_tc_req_t *req, pc_waiter_t *w) {
+static tc_call_t *call_new(pc_tc_t *tc, pc_tc_req_t *req, pc_op_t *op) {
     tc_call_t *call = calloc(1, sizeof *call);
     if (!call)
         return NULL;
-    call->tc = tc;
-    call->req = req;
-    call->waiter = w;
-    call->deadline = pc_now_ms() + pc_tc_op_timeout(tc);
     const pulsarc_conf_t *conf = tc->client->conf;
     int64_t max = pc_conf_int(conf, PC_PROP_MAX_BACKOFF_MS) / 10; /* as the Java TC handler */
     int64_t initial = pc_conf_int(conf, PC_PROP_INITIAL_BACKOFF_MS);
-    pc_backoff_init(&call->backoff, initial, max > initial ? max : initial);
-    pc_timer_init(&call->timer, on_retry_timer, call);
+    pc_call_init(&call->call, &tc_request_ops, tc->client, call->partition, initial,
+                 max > initial ? max : initial, op, free_call);
+    call->tc = tc;
+    call->req = req;
     return call;
 }
 
@@ -547,9 +483,9 @@ pulsarc_err_t pc_tc_call(pc_tc_t *tc, pc_tc_req_t *req, char *e, size_t el) {
     pthread_mutex_unlock(&tc->lock);
     if (closed)
         return pc_seterr(e, el, PULSARC_ERR_CLOSED, "client is closed");
-    pc_waiter_t w;
-    pc_waiter_init(&w);
-    tc_call_t *call = call_new(tc, req, &w);
+    pc_op_t op;
+    pc_op_init(&op);
+    tc_call_t *call = call_new(tc, req, &op);
     pulsarc_err_t err = call ? PULSARC_OK : PULSARC_ERR_NOMEM;
     if (call) {
         pc_tc_ref(tc); /* the call's, dropped when the loop frees it */
@@ -562,7 +498,7 @@ pulsarc_err_t pc_tc_call(pc_tc_t *tc, pc_tc_req_t *req, char *e, size_t el) {
     if (err)
         pc_seterr(e, el, err, "%s", err == PULSARC_ERR_NOMEM ? "out of memory" : "client is closed");
     else
-        err = pc_waiter_wait(&w, e, el);
-    pc_waiter_destroy(&w);
+        err = pc_op_wait(&op, e, el);
+    pc_op_destroy(&op);
     return err;
 }

@@ -6,10 +6,12 @@
  * registered once. The wire work is coordinator.c's.
  *
  * Threads: application threads call everything here; the loop thread only
- * calls pc_txn_op_end when a send completes. `lock` guards state, pending,
- * the first failure and the joined set; the id never changes. The struct
- * is reference counted because a send in flight may outlive
- * pulsarc_txn_destroy.
+ * calls pc_txn_op_end when a send completes. `lock` guards state and the
+ * joined set; the id never changes. The sends and acks still running are
+ * the parts of one op (`running`), plus one part held while the
+ * transaction is open: ending gives that part up and waits on the op,
+ * whose error is the first failed operation. The struct is reference
+ * counted because a send in flight may outlive pulsarc_txn_destroy.
  *
  * Ending: commit and abort first wait (up to operationTimeoutMs) for the
  * transaction's pending sends and acks, as the broker must have every
@@ -40,10 +42,8 @@ struct pulsarc_txn_s {
     uint64_t most, least;
     atomic_int refs;
     pthread_mutex_t lock;
-    pthread_cond_t cond;
     txn_state_t state;
-    int pending;              /* sends and acks not yet completed */
-    pulsarc_err_t failed;     /* the first failed operation */
+    pc_op_t running;          /* a part per send and ack not yet completed, one while open */
     char **joined;            /* "P<topic>" or "S<topic>\n<sub>", registered */
     size_t njoined, capjoined;
 };
@@ -59,7 +59,7 @@ static void txn_unref(pulsarc_txn_t *t) {
         free(t->joined[i]);
     free(t->joined);
     pthread_mutex_destroy(&t->lock);
-    pthread_cond_destroy(&t->cond);
+    pc_op_destroy(&t->running);
     pc_tc_unref(t->tc);
     free(t);
 }
@@ -73,11 +73,7 @@ static pulsarc_txn_t *txn_alloc(pc_tc_t *tc, uint64_t most, uint64_t least) {
     t->least = least;
     atomic_init(&t->refs, 1);
     pthread_mutex_init(&t->lock, NULL);
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&t->cond, &a);
-    pthread_condattr_destroy(&a);
+    pc_op_init(&t->running); /* its one part: the transaction is open */
     t->state = TXN_OPEN;
     return t;
 }
@@ -159,8 +155,8 @@ pulsarc_err_t pulsarc_txn_resume(pulsarc_client_t *c, uint64_t most, uint64_t le
 pulsarc_err_t pc_txn_op_begin(pulsarc_txn_t *t) {
     pthread_mutex_lock(&t->lock);
     int open = t->state == TXN_OPEN;
-    if (open)
-        t->pending++;
+    if (open) /* under the lock: ending cannot start between the check and the count */
+        pc_op_add(&t->running, 1);
     pthread_mutex_unlock(&t->lock);
     if (!open)
         return PULSARC_ERR_STATE;
@@ -169,13 +165,10 @@ pulsarc_err_t pc_txn_op_begin(pulsarc_txn_t *t) {
 }
 
 void pc_txn_op_end(pulsarc_txn_t *t, pulsarc_err_t err) {
-    pthread_mutex_lock(&t->lock);
-    t->pending--;
     /* Refused arguments sent nothing, so they cannot have changed the outcome. */
-    if (err && err != PULSARC_ERR_INVALID_ARG && err != PULSARC_ERR_STATE && !t->failed)
-        t->failed = err;
-    pthread_cond_broadcast(&t->cond);
-    pthread_mutex_unlock(&t->lock);
+    if (err == PULSARC_ERR_INVALID_ARG || err == PULSARC_ERR_STATE)
+        err = PULSARC_OK;
+    pc_op_done(&t->running, err, NULL);
     txn_unref(t);
 }
 
@@ -273,22 +266,23 @@ static pulsarc_err_t begin_end(pulsarc_txn_t *t, char *e, size_t el) {
                      (unsigned long long)t->most, (unsigned long long)t->least, state_name(s));
 }
 
-/* Waits for the pending operations; returns the first that failed (or OK). */
-static pulsarc_err_t wait_ops(pulsarc_txn_t *t, pulsarc_err_t *failed) {
-    struct timespec dl;
-    pc_deadline(&dl, pc_tc_op_timeout(t->tc));
-    pulsarc_err_t err = PULSARC_OK;
-    pthread_mutex_lock(&t->lock);
-    while (t->pending > 0 && !err)
-        if (pthread_cond_timedwait(&t->cond, &t->lock, &dl))
-            err = PULSARC_ERR_TIMEOUT;
-    *failed = t->failed;
-    pthread_mutex_unlock(&t->lock);
-    return err;
+/*
+ * Ending (no operation joins any more): gives up the open part and waits for
+ * the pending operations; 1 when they all completed, with the first that
+ * failed (or OK) in *failed.
+ */
+static int wait_ops(pulsarc_txn_t *t, pulsarc_err_t *failed) {
+    pc_op_done(&t->running, PULSARC_OK, NULL);
+    int all = pc_op_wait_for(&t->running, pc_tc_op_timeout(t->tc));
+    *failed = pc_op_result(&t->running, NULL, 0);
+    return all;
 }
 
+/* Back to OPEN takes the open part again (reopening the op if it had completed). */
 static void set_state(pulsarc_txn_t *t, txn_state_t s) {
     pthread_mutex_lock(&t->lock);
+    if (s == TXN_OPEN && t->state != TXN_OPEN)
+        pc_op_add(&t->running, 1);
     t->state = s;
     pthread_mutex_unlock(&t->lock);
 }
@@ -306,7 +300,7 @@ static pulsarc_err_t end_txn(pulsarc_txn_t *t, int commit, char *e, size_t el) {
     pulsarc_err_t failed, err = begin_end(t, e, el);
     if (err)
         return err;
-    if (wait_ops(t, &failed)) {
+    if (!wait_ops(t, &failed)) {
         set_state(t, TXN_OPEN);
         return pc_seterr(e, el, PULSARC_ERR_TIMEOUT,
                          "sends or acks of the transaction still pending after operationTimeoutMs");

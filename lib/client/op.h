@@ -1,0 +1,92 @@
+/*
+ * One operation: something a caller waits on or is called back for, with
+ * one outcome (an error code and a message). Every result the client hands
+ * across threads goes through it: the loop (or whichever thread finishes
+ * the work) completes it once; the caller either waits for it or is called
+ * back through the client's callback queue, never both.
+ *
+ *   sync = async + one wait: start the work with the op, then pc_op_wait.
+ *   cancel on close: whoever keeps the list of pending work completes each
+ *     op with PULSARC_ERR_CLOSED; the first completion wins, so a late
+ *     answer from the broker is dropped.
+ *   callbacks: pc_op_call_back makes completion queue the callback on a
+ *     pc_cbq_t, which runs it on the callback thread (or in
+ *     pulsarc_client_poll) with no library lock held.
+ *
+ * An op can wait for several parts (pc_op_add): it completes when the last
+ * part reports; its error is the first one reported. That is a countdown
+ * (closing n handles at once, the sends and acks still running in a
+ * transaction) expressed as the same wait.
+ *
+ * How the producer and consumer map onto it:
+ *   send receipt: one op per send; sync send waits on it, async send sets
+ *     the application's callback with pc_op_call_back; the loop completes it
+ *     from SEND_RECEIPT / SEND_ERROR / the send timeout, and close cancels
+ *     what is still queued. The message id travels in the struct that
+ *     embeds the op.
+ *   receive: a receive waiting on an empty queue is an op completed by the
+ *     loop when a message is dispatched to it (the message in the embedding
+ *     struct), by its timeout, or with CLOSED on close; a listener is the
+ *     callback form, one completion per message.
+ *   ack receipt: one op per acknowledgement that asks for the broker's
+ *     ACK_RESPONSE (transactional acks); n acks sent together are one op of
+ *     n parts when only the first error matters, n ops when each id's
+ *     outcome is wanted.
+ *   seek: one op completed by the SEEK reply, or DISCONNECTED / CLOSED when
+ *     the connection or the consumer goes first.
+ *
+ * Threads: any. The op lives where its owner puts it (a blocked caller's
+ * stack is fine: the caller cannot return before the completion has let
+ * go of the lock).
+ */
+#ifndef PC_OP_H
+#define PC_OP_H
+#include <pthread.h>
+
+#include "client/cbq.h"
+#include "pulsarc.h"
+
+typedef struct pc_op pc_op_t;
+typedef void (*pc_op_fn)(pc_op_t *op, void *arg);
+
+struct pc_op {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int parts;               /* completions still owed */
+    int done;
+    pulsarc_err_t err;       /* the first error reported */
+    char errmsg[512];
+    pc_cbq_t *cbq;           /* callback form: where completion queues fn */
+    pc_op_fn fn;
+    void *fn_arg;
+    pc_cb_item_t item;
+};
+
+/* A pending op of one part, in the waiting form. Any thread. */
+void pc_op_init(pc_op_t *op);
+void pc_op_destroy(pc_op_t *op);
+/*
+ * Callback form: completion queues fn(op, arg) on q instead of waking
+ * waiters. fn runs with no library lock held and may destroy and free op.
+ * Set before the op can complete; nobody may wait on such an op.
+ */
+void pc_op_call_back(pc_op_t *op, pc_cbq_t *q, pc_op_fn fn, void *arg);
+/*
+ * n more parts owed before completion. On a completed op (waiting form
+ * only) this opens it again, keeping its first error: a countdown that
+ * reached zero and gets new work.
+ */
+void pc_op_add(pc_op_t *op, int n);
+/*
+ * One part done with err (msg may be NULL). The first error is kept; the
+ * last part completes the op. Reports after completion are ignored. Any
+ * thread.
+ */
+void pc_op_done(pc_op_t *op, pulsarc_err_t err, const char *msg);
+/* Blocks until completion; returns the op's error and copies its message to errstr. */
+pulsarc_err_t pc_op_wait(pc_op_t *op, char *errstr, size_t errlen);
+/* Blocks until completion or timeout_ms (<0: forever); 1 when completed. */
+int pc_op_wait_for(pc_op_t *op, int timeout_ms);
+/* The error reported so far (the first), and its message when errstr is given. */
+pulsarc_err_t pc_op_result(pc_op_t *op, char *errstr, size_t errlen);
+#endif

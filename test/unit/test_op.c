@@ -1,0 +1,115 @@
+/*
+ * The client's one completion type (lib/client/op.c) without a broker:
+ * the first outcome wins, an op of several parts completes on the last
+ * one with the first error, a completed countdown opens again, a wait
+ * with a timeout comes back undone, a completion from another thread wakes
+ * the waiter, and the callback form runs through the callback queue only.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "client/op.h"
+#include "testutil.h"
+
+START_TEST(test_first_outcome_wins) {
+    pc_op_t op;
+    pc_op_init(&op);
+    pc_op_done(&op, PULSARC_ERR_TIMEOUT, "took too long");
+    pc_op_done(&op, PULSARC_OK, NULL);
+    char msg[64];
+    ck_assert_int_eq(pc_op_wait(&op, msg, sizeof msg), PULSARC_ERR_TIMEOUT);
+    ck_assert_str_eq(msg, "took too long");
+    pc_op_destroy(&op);
+}
+END_TEST
+
+START_TEST(test_parts_first_error) {
+    pc_op_t op;
+    pc_op_init(&op);
+    pc_op_add(&op, 2);
+    pc_op_done(&op, PULSARC_OK, NULL);
+    pc_op_done(&op, PULSARC_ERR_DISCONNECTED, "gone");
+    ck_assert_int_eq(pc_op_wait_for(&op, 0), 0); /* one part still owed */
+    pc_op_done(&op, PULSARC_ERR_CLOSED, "closed");
+    ck_assert_int_eq(pc_op_wait_for(&op, 0), 1);
+    char msg[64];
+    ck_assert_int_eq(pc_op_result(&op, msg, sizeof msg), PULSARC_ERR_DISCONNECTED);
+    ck_assert_str_eq(msg, "gone");
+    /* A completed countdown that gets new work opens again, keeping its error. */
+    pc_op_add(&op, 1);
+    ck_assert_int_eq(pc_op_wait_for(&op, 0), 0);
+    pc_op_done(&op, PULSARC_OK, NULL);
+    ck_assert_int_eq(pc_op_wait(&op, NULL, 0), PULSARC_ERR_DISCONNECTED);
+    pc_op_destroy(&op);
+}
+END_TEST
+
+START_TEST(test_message_defaults_to_error_name) {
+    pc_op_t op;
+    pc_op_init(&op);
+    pc_op_done(&op, PULSARC_ERR_CLOSED, NULL);
+    char msg[128];
+    ck_assert_int_eq(pc_op_wait(&op, msg, sizeof msg), PULSARC_ERR_CLOSED);
+    ck_assert_str_eq(msg, pulsarc_strerror(PULSARC_ERR_CLOSED));
+    pc_op_destroy(&op);
+}
+END_TEST
+
+static void *complete_later(void *arg) {
+    pc_op_done(arg, PULSARC_ERR_STATE, "from another thread");
+    return NULL;
+}
+
+START_TEST(test_wakes_waiter) {
+    pc_op_t op;
+    pc_op_init(&op);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, complete_later, &op), 0);
+    ck_assert_int_eq(pc_op_wait(&op, NULL, 0), PULSARC_ERR_STATE);
+    pthread_join(th, NULL);
+    pc_op_destroy(&op);
+}
+END_TEST
+
+typedef struct seen {
+    int calls;
+    pulsarc_err_t err;
+} seen_t;
+
+static void on_done(pc_op_t *op, void *arg) {
+    seen_t *s = arg;
+    s->calls++;
+    s->err = pc_op_result(op, NULL, 0);
+}
+
+START_TEST(test_callback_through_queue) {
+    pc_cbq_t q;
+    ck_assert_int_eq(pc_cbq_init(&q, 0), 0); /* poll mode: runs only when polled */
+    pc_op_t op;
+    pc_op_init(&op);
+    seen_t s = {0, PULSARC_OK};
+    pc_op_call_back(&op, &q, on_done, &s);
+    pc_op_done(&op, PULSARC_ERR_BROKER_TXN_CONFLICT, NULL);
+    ck_assert_int_eq(s.calls, 0); /* not run on the completing thread */
+    pc_op_done(&op, PULSARC_OK, NULL); /* after completion: ignored, not queued again */
+    ck_assert_int_eq(pc_cbq_poll(&q, 0), 1);
+    ck_assert_int_eq(s.calls, 1);
+    ck_assert_int_eq(s.err, PULSARC_ERR_BROKER_TXN_CONFLICT);
+    pc_cbq_shutdown(&q);
+    pc_op_destroy(&op);
+}
+END_TEST
+
+static Suite *op_suite(void) {
+    Suite *s = suite_create("op");
+    TCase *tc = tcase_create("op");
+    tcase_add_test(tc, test_first_outcome_wins);
+    tcase_add_test(tc, test_parts_first_error);
+    tcase_add_test(tc, test_message_defaults_to_error_name);
+    tcase_add_test(tc, test_wakes_waiter);
+    tcase_add_test(tc, test_callback_through_queue);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+PC_TEST_MAIN(op_suite)
