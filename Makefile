@@ -412,7 +412,7 @@ CLUSTER_LIVE := test_admin test_auth test_basic test_consumer test_consumer_batc
 # 4 min per pass). In the full run only: a command-line CLUSTER_LIVE (CI's
 # short run) leaves it out unless CLUSTER_LONG is given too.
 CLUSTER_LONG ?= $(if $(filter command line,$(origin CLUSTER_LIVE)),,test_cluster_moves)
-CLUSTER_BINS := $(addprefix $(BUILD)/test/cluster/,test_cluster $(CLUSTER_LONG)) \
+CLUSTER_BINS := $(addprefix $(BUILD)/test/cluster/,test_cluster test_cluster_faults $(CLUSTER_LONG)) \
   $(addprefix $(BUILD)/test/integration/,$(CLUSTER_LIVE))
 .PHONY: test-cluster
 test-cluster: $(CLUSTER_BINS)
