@@ -10,9 +10,11 @@
  *   - unload of the topic (admin REST);
  *   - unload of its namespace bundle, to a named other broker;
  *   - split of its bundle, the halves unloaded;
- *   - kill -9 of the owning broker (restart.sh kills and relaunches it).
+ *   - kill -9 of the owning broker (restart.sh kills and relaunches it);
+ *   - a restart of the pulsar-proxy (SIGTERM, started again at once), with
+ *     the clients on the proxy's URL whatever the pass.
  * Each case uses another subscription type (Exclusive, Shared, Failover,
- * Key_Shared).
+ * Key_Shared; Shared again for the proxy).
  *
  * What is asserted, per case:
  *   - every send succeeds (no send times out or fails);
@@ -211,10 +213,17 @@ static int owner_index(const char *ns, const char *topic) {
 
 /* ---- one case ---- */
 
-typedef enum move_kind { MOVE_UNLOAD_TOPIC, MOVE_UNLOAD_BUNDLE, MOVE_SPLIT_BUNDLE, MOVE_KILL_OWNER } move_kind_t;
+typedef enum move_kind {
+    MOVE_UNLOAD_TOPIC,
+    MOVE_UNLOAD_BUNDLE,
+    MOVE_SPLIT_BUNDLE,
+    MOVE_KILL_OWNER,
+    MOVE_RESTART_PROXY
+} move_kind_t;
 
 static const char *const move_names[] = {"unload of the topic", "unload of its bundle to another broker",
-                                         "split of its bundle", "kill -9 of the owning broker"};
+                                         "split of its bundle", "kill -9 of the owning broker",
+                                         "restart of the proxy the clients go through"};
 
 typedef struct run {
     move_kind_t kind;
@@ -353,9 +362,15 @@ static void do_move(run_t *r) {
     case MOVE_KILL_OWNER:
         kill_owner(r);
         break;
+    case MOVE_RESTART_PROXY:
+        restart_sh("proxy", "");
+        r->t_owner_ready = now_s();
+        snprintf(r->move_detail, sizeof r->move_detail, "proxy stopped (SIGTERM) and started again, listening "
+                 "%.1f s after the signal", r->t_owner_ready - r->t_move);
+        break;
     }
     r->move_took = now_s() - r->t_move;
-    if (r->kind != MOVE_KILL_OWNER)
+    if (r->kind != MOVE_KILL_OWNER && r->kind != MOVE_RESTART_PROXY)
         r->t_owner_ready = wait_owner_ready(r->ns, r->topic);
 }
 
@@ -384,7 +399,7 @@ static void longest_pause(const double *t, int n, double t_move, double t_ready,
     }
 }
 
-static const char *const sub_types[] = {"Exclusive", "Shared", "Failover", "Key_Shared"};
+static const char *const sub_types[] = {"Exclusive", "Shared", "Failover", "Key_Shared", "Shared"};
 
 /* A fresh namespace with deduplication on, and a topic in it that broker 2
  * or 3 owns (so that killing the owner leaves broker 1, the service URL of
@@ -412,8 +427,13 @@ static void run_case(move_kind_t kind) {
     r->first_id = calloc((size_t)r->total, sizeof *r->first_id);
     place_topic(r);
 
-    pulsarc_client_t *c = pct_client_with((const char *const[]){"operationTimeoutMs", "60000", NULL});
+    /* The proxy case goes through the proxy whatever the pass. */
+    const char *url = kind == MOVE_RESTART_PROXY ? cluster_env("PULSARC_CLUSTER_PROXY_URL") : pct_service_url();
+    pulsarc_conf_t *conf = pct_conf((const char *const[]){"serviceUrl", url, "operationTimeoutMs", "60000", NULL});
+    pulsarc_client_t *c = NULL;
     char err[512];
+    ck_assert_msg(pulsarc_client_new(conf, &c, err, sizeof err) == PULSARC_OK, "client on %s: %s", url, err);
+    pulsarc_conf_destroy(conf);
     pulsarc_conf_t *cc = pct_conf((const char *const[]){"subscriptionType", sub_types[kind], "receiverQueueSize",
                                                         "2000", "subscriptionInitialPosition", "Earliest", NULL});
     pulsarc_err_t e = pulsarc_consumer_new(c, r->full, "moves", cc, &r->cons, err, sizeof err);
@@ -431,7 +451,7 @@ static void run_case(move_kind_t kind) {
     ck_assert_msg(e == PULSARC_OK, "producer on %s: %s", r->full, err);
 
     printf("== %s (%s subscription), %s on broker%d, %d messages at %d/s, via %s\n", move_names[kind],
-           sub_types[kind], r->full, r->owner_before + 1, r->total, moves_rate(), getenv("PULSARC_CLUSTER_VIA") ? getenv("PULSARC_CLUSTER_VIA") : "?");
+           sub_types[kind], r->full, r->owner_before + 1, r->total, moves_rate(), url);
     fflush(stdout);
     pthread_t ct, mt;
     ck_assert_int_eq(pthread_create(&ct, NULL, consumer_main, r), 0);
@@ -513,6 +533,9 @@ END_TEST
 START_TEST(test_kill_owner_under_load) { run_case(MOVE_KILL_OWNER); }
 END_TEST
 
+START_TEST(test_restart_proxy_under_load) { run_case(MOVE_RESTART_PROXY); }
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cluster_moves");
     TCase *t = tcase_create("moves");
@@ -522,6 +545,10 @@ static Suite *suite(void) {
     tcase_add_test(t, test_split_bundle_under_load);
     tcase_add_test(t, test_kill_owner_under_load);
     suite_add_tcase(s, t);
+    TCase *px = tcase_create("proxy"); /* CK_RUN_CASE=proxy runs it alone */
+    tcase_set_timeout(px, CASE_TIMEOUT_S);
+    tcase_add_test(px, test_restart_proxy_under_load);
+    suite_add_tcase(s, px);
     return s;
 }
 
