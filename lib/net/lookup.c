@@ -6,8 +6,9 @@
  * each operation starts at the next one (round-robin) and, when it cannot
  * connect there, tries the others in turn before it fails. The brokers a
  * LOOKUP was sent to are remembered, so that running out of redirects
- * reports the path (and names a loop when a broker comes round again). Each operation is a small heap object
- * that lives until its callback has run. An http:// or https:// service URL
+ * reports the path (and names a loop when a broker comes round again).
+ * Each operation is a small heap object that lives until its callback has
+ * run. An http:// or https:// service URL
  * sends all three kinds of request to lookup_http.c instead. Loop thread only.
  */
 #include "net/lookup.h"
@@ -71,7 +72,8 @@ static int same_host(const pc_hostport_t *a, const pc_hostport_t *b) {
     return a->port == b->port && strcmp(a->host, b->host) == 0;
 }
 
-/* "lookup of T redirected more than N times: a -> b -> a -> ... (a loop between a and b)". */
+/* "lookup of T redirected more than N times (...): a -> b -> a -> ... (a
+ * redirect loop: the lookup came back to a)". */
 static void fail_redirects(lookup_op_t *op) {
     char m[1024];
     int n = op->redirects < PC_LOOKUP_PATH_KEPT ? op->redirects : PC_LOOKUP_PATH_KEPT;
@@ -172,7 +174,9 @@ static int next_service_host(lookup_op_t *op, pulsarc_err_t err) {
     return 1;
 }
 
-/* "HOST:PORT: msg" for the last host tried, "all N hosts of the service URL..." when there were several. */
+/* The connection error as it came for a one-host service URL or a
+ * redirect target; for several hosts, that none could be reached and the
+ * last one's error. */
 static const char *conn_failure(const lookup_op_t *op, const char *msg, char *buf, size_t len) {
     if (op->svc->url.nhosts < 2 || op->redirects > 0)
         return msg;
