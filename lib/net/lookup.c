@@ -2,8 +2,13 @@
  * Design notes: LOOKUP follows redirects (bounded by maxLookupRedirects),
  * passing the broker's authoritative flag back as the protocol asks, and
  * reports where to connect, including the proxy case. PARTITIONED_METADATA
- * always goes to the service URL. Each operation is a small heap object
- * that lives until its callback has run. An http:// or https:// service URL
+ * always goes to the service URL. A service URL may name several hosts:
+ * each operation starts at the next one (round-robin) and, when it cannot
+ * connect there, tries the others in turn before it fails. The brokers a
+ * LOOKUP was sent to are remembered, so that running out of redirects
+ * reports the path (and names a loop when a broker comes round again).
+ * Each operation is a small heap object that lives until its callback has
+ * run. An http:// or https:// service URL
  * sends all three kinds of request to lookup_http.c instead. Loop thread only.
  */
 #include "net/lookup.h"
@@ -22,10 +27,15 @@
  */
 #define PC_MAX_PARTITIONS 100000
 
+/* Brokers of a redirect path kept for the error message; the count goes on. */
+#define PC_LOOKUP_PATH_KEPT 8
+
 typedef struct lookup_op {
     pc_lookup_svc_t *svc;
     char *topic;
     int redirects;
+    int hosts_tried; /* service URL hosts this operation could not connect to */
+    pc_hostport_t path[PC_LOOKUP_PATH_KEPT];
     int authoritative;
     pc_hostport_t target; /* where the current LOOKUP goes */
     pc_lookup_cb cb;
@@ -58,11 +68,43 @@ static const char *broker_url(const lookup_op_t *op, const char *plain, const ch
     return op->svc->url.tls ? tls : plain;
 }
 
+static int same_host(const pc_hostport_t *a, const pc_hostport_t *b) {
+    return a->port == b->port && strcmp(a->host, b->host) == 0;
+}
+
+/* "lookup of T redirected more than N times (...): a -> b -> a -> ... (a
+ * redirect loop: the lookup came back to a)". */
+static void fail_redirects(lookup_op_t *op) {
+    char m[1024];
+    int n = op->redirects < PC_LOOKUP_PATH_KEPT ? op->redirects : PC_LOOKUP_PATH_KEPT;
+    size_t len = (size_t)snprintf(m, sizeof m, "lookup of %s redirected more than %d times (maxLookupRedirects): ",
+                                  op->topic, op->svc->max_redirects);
+    for (int i = 0; i < n && len < sizeof m; i++)
+        len += (size_t)snprintf(m + len, sizeof m - len, "%s%s:%u", i ? " -> " : "", op->path[i].host,
+                                op->path[i].port);
+    if (op->redirects > n && len < sizeof m)
+        len += (size_t)snprintf(m + len, sizeof m - len, " -> ...");
+    /* The first broker seen twice: where the loop closes. */
+    for (int i = 1; i < n && len < sizeof m; i++) {
+        for (int j = 0; j < i; j++) {
+            if (same_host(&op->path[i], &op->path[j])) {
+                snprintf(m + len, sizeof m - len, " (a redirect loop: the lookup came back to %s:%u)",
+                         op->path[j].host, op->path[j].port);
+                finish(op, PULSARC_ERR_TOO_MANY_REDIRECTS, m, NULL);
+                return;
+            }
+        }
+    }
+    finish(op, PULSARC_ERR_TOO_MANY_REDIRECTS, m, NULL);
+}
+
 static void follow_redirect(lookup_op_t *op, const char *url, int authoritative) {
     pc_service_url_t u;
     char e[256];
+    if (op->redirects < PC_LOOKUP_PATH_KEPT)
+        op->path[op->redirects] = op->target;
     if (++op->redirects > op->svc->max_redirects) {
-        finish(op, PULSARC_ERR_TOO_MANY_REDIRECTS, "lookup redirected too many times", NULL);
+        fail_redirects(op);
         return;
     }
     if (!url || pc_service_url_parse(url, &u, e, sizeof e)) {
@@ -115,10 +157,42 @@ static void on_lookup_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, c
     }
 }
 
+/*
+ * A service URL host that cannot be reached (refused, unresolvable, TLS or
+ * handshake failure, timeout): move op->target to the next host of the
+ * service URL and return 1, unless the operation has left the service URL
+ * (a redirect) or every host has been tried. A broker's own error answer
+ * is not a reason to try elsewhere.
+ */
+static int next_service_host(lookup_op_t *op, pulsarc_err_t err) {
+    if (op->redirects > 0 || err >= PULSARC_ERR_BROKER_BASE || err == PULSARC_ERR_NOMEM ||
+        err == PULSARC_ERR_CLOSED)
+        return 0;
+    if (++op->hosts_tried >= op->svc->url.nhosts)
+        return 0;
+    op->target = *pc_lookup_service_host(op->svc);
+    return 1;
+}
+
+/* The connection error as it came for a one-host service URL or a
+ * redirect target; for several hosts, that none could be reached and the
+ * last one's error. */
+static const char *conn_failure(const lookup_op_t *op, const char *msg, char *buf, size_t len) {
+    if (op->svc->url.nhosts < 2 || op->redirects > 0)
+        return msg;
+    snprintf(buf, len, "none of the %d hosts of the service URL could be reached; the last, %s:%u: %s",
+             op->svc->url.nhosts, op->target.host, op->target.port, msg ? msg : "failed");
+    return buf;
+}
+
 static void on_lookup_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *msg) {
     lookup_op_t *op = arg;
     if (err) {
-        finish(op, err, msg, NULL);
+        char m[512];
+        if (next_service_host(op, err))
+            send_lookup(op);
+        else
+            finish(op, err, conn_failure(op, msg, m, sizeof m), NULL);
         return;
     }
     Pulsar__Proto__CommandLookupTopic lt = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC__INIT;
@@ -167,6 +241,20 @@ void pc_lookup_topic(pc_lookup_svc_t *s, const char *topic, pc_lookup_cb cb, voi
 
 /* ---- partitioned metadata ---- */
 
+/* "the broker answered PARTITIONED_METADATA for T with a LOOKUP_RESPONSE
+ * command: <its message>" (a static buffer: loop thread only). */
+static const char *wrong_reply(const pc_frame_t *f, const char *what, const lookup_op_t *op) {
+    static char m[400];
+    const ProtobufCEnumValue *v =
+        protobuf_c_enum_descriptor_get_value(&pulsar__proto__base_command__type__descriptor, (int)f->cmd->type);
+    const Pulsar__Proto__CommandLookupTopicResponse *l = f->cmd->lookuptopicresponse;
+    /* pulsar-proxy answers a refused PARTITIONED_METADATA so: its text is the reason */
+    const char *why = l && l->message ? l->message : NULL;
+    snprintf(m, sizeof m, "the broker answered %s for %s with a %s command%s%.200s", what, op->topic,
+             v ? v->name : "unknown", why ? ": " : "", why ? why : "");
+    return m;
+}
+
 static void pfinish(lookup_op_t *op, pulsarc_err_t err, const char *msg, int n) {
     op->pcb(op->arg, err, msg, n);
     op_free(op);
@@ -180,6 +268,10 @@ static void on_partitions_reply(void *arg, pulsarc_err_t err, const pc_frame_t *
         return;
     }
     const Pulsar__Proto__CommandPartitionedTopicMetadataResponse *r = f->cmd->partitionmetadataresponse;
+    if (!r) { /* another command under this request id */
+        pfinish(op, PULSARC_ERR_PROTOCOL, wrong_reply(f, "PARTITIONED_METADATA", op), 0);
+        return;
+    }
     if (r->has_response &&
         r->response == PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Failed) {
         err = r->has_error ? pc_err_from_server(r->error) : PULSARC_ERR_PROTOCOL;
@@ -199,7 +291,11 @@ static void on_partitions_reply(void *arg, pulsarc_err_t err, const pc_frame_t *
 static void on_partitions_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *msg) {
     lookup_op_t *op = arg;
     if (err) {
-        pfinish(op, err, msg, 0);
+        char m[512];
+        if (next_service_host(op, err))
+            pc_pool_get(op->svc->pool, op->target.host, op->target.port, NULL, on_partitions_conn, op);
+        else
+            pfinish(op, err, conn_failure(op, msg, m, sizeof m), 0);
         return;
     }
     Pulsar__Proto__CommandPartitionedTopicMetadata pm =
@@ -234,7 +330,10 @@ static void on_topics_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, c
         op->tcb(op->arg, err, msg, NULL, 0);
     } else {
         const Pulsar__Proto__CommandGetTopicsOfNamespaceResponse *r = f->cmd->gettopicsofnamespaceresponse;
-        op->tcb(op->arg, PULSARC_OK, NULL, r->topics, r->n_topics);
+        if (r)
+            op->tcb(op->arg, PULSARC_OK, NULL, r->topics, r->n_topics);
+        else
+            op->tcb(op->arg, PULSARC_ERR_PROTOCOL, wrong_reply(f, "GET_TOPICS_OF_NAMESPACE", op), NULL, 0);
     }
     op_free(op);
 }
@@ -242,7 +341,12 @@ static void on_topics_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, c
 static void on_topics_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const char *msg) {
     lookup_op_t *op = arg;
     if (err) {
-        op->tcb(op->arg, err, msg, NULL, 0);
+        char m[512];
+        if (next_service_host(op, err)) {
+            pc_pool_get(op->svc->pool, op->target.host, op->target.port, NULL, on_topics_conn, op);
+            return;
+        }
+        op->tcb(op->arg, err, conn_failure(op, msg, m, sizeof m), NULL, 0);
         op_free(op);
         return;
     }

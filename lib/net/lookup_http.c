@@ -15,6 +15,9 @@
  * with pc_loop_post_held(), whose hold keeps the loop from exiting before
  * it arrives, so each callback runs exactly once, on the loop thread. The
  * job owns copies of everything it reads; the thread touches nothing else.
+ * A service URL of several hosts: the job starts at the next one
+ * (round-robin) and, when one cannot be reached (refused, unresolvable,
+ * connect timeout, TLS handshake), tries the others in turn on its thread.
  * For https the client's TLS settings apply (trust file, insecure, host-name
  * check, client certificate). Credentials are the client's: a token goes out
  * as "Authorization: Bearer" with "X-Pulsar-Auth-Method-Name: token" (so a
@@ -47,7 +50,9 @@ typedef struct http_job {
     pc_loop_t *loop;
     job_kind_t kind;
     /* request (copied: the thread reads only these) */
-    char base[PC_HOST_MAX + 32]; /* scheme://host:port */
+    char base[PC_HOST_MAX + 32]; /* scheme://host:port being asked */
+    char bases[PC_URL_MAX_HOSTS][PC_HOST_MAX + 32]; /* every host, from the one to ask first */
+    int nbases;
     int tls;
     pc_topic_t topic;            /* JOB_TOPIC, JOB_PARTITIONS */
     char ns[2 * PC_TOPIC_PART_MAX + 2];
@@ -290,11 +295,51 @@ static void parse_topics(http_job_t *j, json_object *root) {
     }
 }
 
+/* "HTTP lookup answered HTTP 412: <the broker's reason>" (the JSON body's
+ * "reason", as the brokers' REST API explains a refusal), cut to fit. */
+static void fail_status(http_job_t *j, long code) {
+    json_object *root = j->body ? json_tokener_parse(j->body) : NULL, *reason = NULL;
+    const char *why = root && json_object_object_get_ex(root, "reason", &reason) ? json_object_get_string(reason) : NULL;
+    j->err = from_status(code);
+    snprintf(j->msg, sizeof j->msg, "HTTP lookup answered HTTP %ld%s%.200s", code, why ? ": " : "", why ? why : "");
+    json_object_put(root);
+}
+
+/* Whether curl's failure means the host could not be reached at all (so another may answer). */
+static int unreachable(CURLcode rc) {
+    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_OPERATION_TIMEDOUT ||
+           rc == CURLE_SSL_CONNECT_ERROR;
+}
+
+static CURLcode run_request_at(http_job_t *j);
+
 static void run_request(http_job_t *j) {
     if (curl_init_rc != CURLE_OK) {
         fail(j, PULSARC_ERR_IO, "libcurl initialisation failed: %s", curl_easy_strerror(curl_init_rc));
         return;
     }
+    CURLcode rc = CURLE_OK;
+    for (int i = 0; i < j->nbases; i++) {
+        memcpy(j->base, j->bases[i], sizeof j->base);
+        j->err = PULSARC_OK;
+        j->body_len = 0;
+        j->body_too_big = 0;
+        if (j->body)
+            j->body[0] = '\0';
+        rc = run_request_at(j);
+        if (!unreachable(rc))
+            break;
+    }
+    if (j->err && j->nbases > 1 && unreachable(rc)) {
+        char last[sizeof j->msg];
+        memcpy(last, j->msg, sizeof last);
+        snprintf(j->msg, sizeof j->msg, "none of the %d hosts of the service URL could be reached; the last, %.60s: %s",
+                 j->nbases, j->base, last);
+    }
+}
+
+/* One request to j->base; the curl result (CURLE_OK for an answer, good or bad). */
+static CURLcode run_request_at(http_job_t *j) {
     CURL *h = curl_easy_init();
     char url[4 * PC_TOPIC_MAX];
     if (!h || build_url(h, j, url, sizeof url)) {
@@ -302,7 +347,7 @@ static void run_request(http_job_t *j) {
              h ? "topic name too long for an HTTP lookup" : "out of memory");
         if (h)
             curl_easy_cleanup(h);
-        return;
+        return CURLE_OK;
     }
     struct curl_slist *hdr = NULL;
     if (j->auth_header) {
@@ -312,7 +357,7 @@ static void run_request(http_job_t *j) {
             curl_slist_free_all(h1);
             curl_easy_cleanup(h);
             fail(j, PULSARC_ERR_NOMEM, "%s", "out of memory");
-            return;
+            return CURLE_OK;
         }
     }
     set_options(h, j, url, hdr);
@@ -323,22 +368,20 @@ static void run_request(http_job_t *j) {
     curl_slist_free_all(hdr);
     if (j->body_too_big) {
         fail(j, PULSARC_ERR_PROTOCOL, "HTTP lookup answer above %s", "16 MiB");
-        return;
+        return CURLE_OK;
     }
     if (rc != CURLE_OK) {
         fail(j, from_curl(rc), "HTTP lookup failed: %s", curl_easy_strerror(rc));
-        return;
+        return rc;
     }
     if (code != 200) {
-        char status[32];
-        snprintf(status, sizeof status, "%ld", code);
-        fail(j, from_status(code), "HTTP lookup answered HTTP %s", status);
-        return;
+        fail_status(j, code);
+        return CURLE_OK;
     }
     json_object *root = json_tokener_parse(j->body ? j->body : "");
     if (!root) {
         fail(j, PULSARC_ERR_PROTOCOL, "%s", "HTTP lookup answer is not JSON");
-        return;
+        return CURLE_OK;
     }
     if (j->kind == JOB_TOPIC)
         parse_topic(j, root);
@@ -347,6 +390,7 @@ static void run_request(http_job_t *j) {
     else
         parse_topics(j, root);
     json_object_put(root);
+    return CURLE_OK;
 }
 
 static void *job_main(void *arg) {
@@ -395,12 +439,18 @@ static http_job_t *job_new(pc_lookup_svc_t *s, job_kind_t kind, const char *name
     j->kind = kind;
     j->arg = arg;
     j->loop = s->loop;
-    const pc_hostport_t *hp = pc_lookup_service_host(s);
     const char *scheme = s->url.tls ? "https" : "http";
-    if (strchr(hp->host, ':'))
-        snprintf(j->base, sizeof j->base, "%s://[%s]:%u", scheme, hp->host, hp->port);
-    else
-        snprintf(j->base, sizeof j->base, "%s://%s:%u", scheme, hp->host, hp->port);
+    for (int i = 0; i < s->url.nhosts; i++) {
+        const pc_hostport_t *hp = pc_lookup_service_host(s);
+        if (strchr(hp->host, ':'))
+            snprintf(j->bases[i], sizeof j->bases[i], "%s://[%s]:%u", scheme, hp->host, hp->port);
+        else
+            snprintf(j->bases[i], sizeof j->bases[i], "%s://%s:%u", scheme, hp->host, hp->port);
+    }
+    /* The next request starts one host further on: round-robin as before. */
+    s->next_host -= (unsigned)s->url.nhosts - 1;
+    j->nbases = s->url.nhosts;
+    memcpy(j->base, j->bases[0], sizeof j->base);
     j->tls = s->url.tls;
     j->timeout_ms = s->op_timeout_ms > 0 ? s->op_timeout_ms : 30000;
     j->max_redirs = s->max_redirects;

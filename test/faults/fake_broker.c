@@ -82,6 +82,7 @@ typedef struct vack {
 struct pc_fb {
     int lfd, ep, evfd, port;
     char url[64];
+    char redirect_url[64]; /* where PC_FB_REDIRECT sends lookups ("": this broker) */
     pthread_t thr;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -166,7 +167,10 @@ static void reply_lookup(pc_fb_t *fb, fconn_t *c, uint64_t rid, int response, in
     r.has_response = 1;
     r.response = response;
     if (response != PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Failed) {
-        r.brokerserviceurl = fb->url;
+        r.brokerserviceurl =
+            response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect && fb->redirect_url[0]
+                ? fb->redirect_url
+                : fb->url;
         r.has_authoritative = 1;
         r.authoritative = response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect;
     } else {
@@ -809,6 +813,11 @@ void pc_fb_set_no_pong(pc_fb_t *fb, int on) { set_flag(fb, &fb->no_pong, on); }
 void pc_fb_set_max_message_size(pc_fb_t *fb, int32_t n) {
     pthread_mutex_lock(&fb->lock);
     fb->max_message_size = n;
+    pthread_mutex_unlock(&fb->lock);
+}
+void pc_fb_set_redirect_url(pc_fb_t *fb, const char *url) {
+    pthread_mutex_lock(&fb->lock);
+    snprintf(fb->redirect_url, sizeof fb->redirect_url, "%s", url ? url : "");
     pthread_mutex_unlock(&fb->lock);
 }
 void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n) {

@@ -3,7 +3,8 @@
  * 127.0.0.1 (a free port) and answers on its own thread, just well enough
  * for one client's producers and consumers, and does on demand what a real
  * broker will not: fail a command with any ServerError, redirect lookups
- * forever, never answer, ignore PING, close producers or consumers, and
+ * forever (to itself or to another fake broker), never answer, ignore
+ * PING, close producers or consumers, and
  * push MESSAGE frames with an unknown codec, a corrupt payload or a bad
  * checksum. Every call is thread-safe.
  *
@@ -53,6 +54,8 @@ void pc_fb_set_silent(pc_fb_t *fb, int on);  /* accept and read, never write any
 void pc_fb_set_no_pong(pc_fb_t *fb, int on); /* answer everything but PING */
 /* PARTITIONED_METADATA answers n partitions (default 0), however absurd. */
 void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n);
+/* Where PC_FB_REDIRECT sends a lookup (another fake broker's URL); NULL or "": this broker. */
+void pc_fb_set_redirect_url(pc_fb_t *fb, const char *url);
 /* CONNECTED announces max_message_size n (default 0: 5 MiB), however large. */
 void pc_fb_set_max_message_size(pc_fb_t *fb, int32_t n);
 
