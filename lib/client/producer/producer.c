@@ -8,8 +8,8 @@
  * drops what already landed).
  *
  * Threads: application threads only reserve a pending slot (under `lock`)
- * and memory (client memlimit), then post the item to the io thread, which
- * owns everything else. Outcomes go to a blocked sender's waiter or to the
+ * and memory (client memlimit), then append the item to the hand-off queue
+ * that the io thread drains; the io thread owns everything else. Outcomes go to a blocked sender's waiter or to the
  * client's callback queue, never run on the io thread. The struct is
  * reference counted because io callbacks and queued user callbacks may
  * outlive pulsarc_producer_destroy(). A partitioned topic's handle holds
@@ -39,6 +39,7 @@ void pc_producer_unref(pulsarc_producer_t *p) {
         return;
     pulsarc_producer_t *parent = p->parent;
     pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->handoff.lock);
     pthread_cond_destroy(&p->cond);
     pc_waiter_destroy(&p->create_w);
     pc_schema_clear(&p->schema);
@@ -319,24 +320,60 @@ static void assign_seq(pulsarc_producer_t *p, send_item_t *it) {
 }
 
 /* Io thread: assigns the sequence id, then batches or frames the message. */
-static void do_enqueue(void *arg) {
-    send_item_t *it = arg;
-    pulsarc_producer_t *p = (pulsarc_producer_t *)it->next;
-    it->next = NULL;
+static void enqueue_item(pulsarc_producer_t *p, send_item_t *it) {
     if (p->h.state >= PC_H_CLOSING) {
         pc_producer_complete_item(p, it, PULSARC_ERR_CLOSED, "producer is closed", NULL);
-    } else {
-        assign_seq(p, it);
-        /* A batch is one entry, so all of it would share one transaction:
-         * transactional messages go alone instead. */
-        if (p->batching && !it->txn && pc_batcher_accepts(&p->batcher, it->msg)) {
-            add_to_batch(p, it);
-        } else {
-            pc_producer_flush_batches(p); /* keeps sequence ids in order on the wire */
-            send_single(p, it);
-        }
+        return;
     }
-    pc_producer_unref(p);
+    assign_seq(p, it);
+    /* A batch is one entry, so all of it would share one transaction:
+     * transactional messages go alone instead. */
+    if (p->batching && !it->txn && pc_batcher_accepts(&p->batcher, it->msg)) {
+        add_to_batch(p, it);
+    } else {
+        pc_producer_flush_batches(p); /* keeps sequence ids in order on the wire */
+        send_single(p, it);
+    }
+}
+
+/* Io thread: takes everything handed off so far, in order. */
+static void drain_handoff(void *arg) {
+    pulsarc_producer_t *p = arg;
+    pthread_mutex_lock(&p->handoff.lock);
+    send_item_t *it = p->handoff.head;
+    p->handoff.head = p->handoff.tail = NULL;
+    pthread_mutex_unlock(&p->handoff.lock);
+    while (it) {
+        send_item_t *next = it->next;
+        it->next = NULL;
+        enqueue_item(p, it);
+        it = next;
+    }
+    pc_producer_unref(p); /* the drain's reference */
+}
+
+/*
+ * Application thread: appends it to the hand-off queue; the first item of
+ * an empty queue posts the drain (holding a reference on p). The post is
+ * made under the queue's lock so no item joins a drain that failed to post.
+ */
+static pulsarc_err_t hand_off(pulsarc_producer_t *p, send_item_t *it) {
+    pulsarc_err_t err = PULSARC_OK;
+    it->next = NULL;
+    pthread_mutex_lock(&p->handoff.lock);
+    if (p->handoff.tail) {
+        p->handoff.tail->next = it;
+        p->handoff.tail = it;
+    } else {
+        pc_producer_ref(p);
+        err = pc_client_post(p->client, drain_handoff, p);
+        if (err)
+            pc_producer_unref(p); /* never the last: the caller holds one */
+        else
+            p->handoff.head = p->handoff.tail = it;
+    }
+    pthread_mutex_unlock(&p->handoff.lock);
+    return err;
 }
 
 /* ---------- receipts and broker events ---------- */
@@ -700,6 +737,7 @@ pulsarc_err_t pc_producer_alloc(pulsarc_client_t *c, const char *name, const pul
     p->handle.close = handle_close;
     p->handle.destroy = handle_destroy;
     pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->handoff.lock, NULL);
     pthread_condattr_t a;
     pthread_condattr_init(&a);
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -846,13 +884,9 @@ pulsarc_err_t pc_producer_submit(pulsarc_producer_t *p, send_item_t *it) {
         return err;
     }
     it->queued_ms = pc_now_ms();
-    it->next = (send_item_t *)p; /* carries the producer to do_enqueue */
-    pc_producer_ref(p);
-    err = pc_client_post(p->client, do_enqueue, it);
-    if (err) {
-        pc_producer_unref(p);
+    err = hand_off(p, it);
+    if (err)
         unreserve(p, it);
-    }
     return err;
 }
 

@@ -22,6 +22,8 @@
 #include "core/codec.h"
 
 typedef struct send_item {
+    /* In exactly one list at a time: the hand-off queue, then an open batch
+     * group or the op that carries it. */
     struct send_item *next;
     pulsarc_msg_t *msg;        /* owned when owns_msg */
     int owns_msg;
@@ -78,6 +80,16 @@ typedef struct pc_router {
     void *custom_opaque;
 } pc_router_t;
 
+/*
+ * Items handed from application threads to the io thread, in submission
+ * order. Only the push that finds the queue empty posts a drain to the
+ * loop; items pushed while one is pending ride along with it.
+ */
+typedef struct pc_handoff {
+    pthread_mutex_t lock;      /* leaf lock: taken alone, or before the loop's */
+    send_item_t *head, *tail;
+} pc_handoff_t;
+
 typedef struct pc_producer_stats_acc {
     uint64_t msgs_sent, bytes_sent, send_errors, acks;
     uint64_t latency_sum_ms, latency_max_ms;
@@ -108,6 +120,7 @@ struct pulsarc_producer_s {
     int has_topic_epoch;
     pc_waiter_t create_w;
     int creating;               /* create_w not yet completed */
+    pc_handoff_t handoff;       /* application threads -> io thread */
     /* configuration */
     int send_timeout_ms;
     int max_pending;
