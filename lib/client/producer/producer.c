@@ -72,8 +72,17 @@ int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *cp) {
     return v;
 }
 
-size_t pc_producer_max_message_size(const pulsarc_producer_t *p) {
-    return p->h.conn ? pc_conn_max_message_size(p->h.conn) : PC_DEFAULT_MAX_MESSAGE_SIZE;
+/* What entry.c and chunker.c need to frame the next entry (io thread). */
+static void entry_conf(const pulsarc_producer_t *p, pc_entry_conf_t *f) {
+    size_t max = p->h.conn ? pc_conn_max_message_size(p->h.conn) : PC_DEFAULT_MAX_MESSAGE_SIZE;
+    f->producer_id = p->id;
+    f->producer_name = p->name;
+    f->schema_version = p->schema_version;
+    f->schema_version_len = p->schema_version_len;
+    f->codec = p->codec;
+    f->chunking = p->chunking;
+    f->max_size = max;
+    f->chunk_limit = p->chunk_max > 0 && (size_t)p->chunk_max < max ? (size_t)p->chunk_max : max;
 }
 
 /* ---------- completing items ---------- */
@@ -259,7 +268,9 @@ void pc_producer_queue_ops(pulsarc_producer_t *p, send_op_t *op) {
 static void send_single(pulsarc_producer_t *p, send_item_t *it) {
     char m[256];
     send_op_t *ops = NULL;
-    pulsarc_err_t err = pc_entry_single(p, it, &ops, m, sizeof m);
+    pc_entry_conf_t f;
+    entry_conf(p, &f);
+    pulsarc_err_t err = pc_entry_single(&f, it, &ops, m, sizeof m);
     if (err)
         pc_producer_complete_item(p, it, err, m, NULL);
     else
@@ -275,7 +286,9 @@ static void send_group(pulsarc_producer_t *p, pc_batch_group_t *g) {
     }
     char m[256];
     send_op_t *ops = NULL;
-    pulsarc_err_t err = pc_entry_batch(p, g, &ops, m, sizeof m);
+    pc_entry_conf_t f;
+    entry_conf(p, &f);
+    pulsarc_err_t err = pc_entry_batch(&f, g, &ops, m, sizeof m);
     if (err) {
         fail_items(p, g->first, err, m);
         g->first = NULL;

@@ -4,6 +4,7 @@
  *   batch.c                 open batches (default and key-based) on the io thread
  *   entry.c                 framing one entry: single message or batch, compressed
  *   chunker.c               splitting a too-big entry into chunks
+ *   send_op.c               one SEND frame in flight: allocated, framed, freed
  *   router.c                partition choice for partitioned topics
  *   partitioned.c           one handle over one producer per partition
  *
@@ -167,7 +168,6 @@ void pc_producer_queue_ops(pulsarc_producer_t *p, send_op_t *first);
 /* Loop thread: the single exit of every item. */
 void pc_producer_complete_item(pulsarc_producer_t *p, send_item_t *it, pulsarc_err_t err,
                                const char *errmsg, const pulsarc_msgid_t *id);
-size_t pc_producer_max_message_size(const pulsarc_producer_t *p);
 
 /* batch.c */
 void pc_batcher_init(pc_batcher_t *b, int key_based, int max_msgs, size_t max_bytes);
@@ -184,19 +184,38 @@ void pc_batch_group_free(pc_batch_group_t *g);
 /* The [u32][SingleMessageMetadata][payload]* concatenation of a group. */
 pulsarc_err_t pc_batch_serialize(const pc_batch_group_t *g, pc_buf_t *out);
 
+/*
+ * What framing an entry takes from its producer (entry.c, chunker.c), filled
+ * by the producer for each entry on the io thread: the broker's limits move
+ * with the connection, the name and schema version with each creation.
+ */
+typedef struct pc_entry_conf {
+    uint64_t producer_id;
+    const char *producer_name;
+    const uint8_t *schema_version;
+    size_t schema_version_len;
+    pc_codec_t codec;
+    int chunking;
+    size_t max_size;           /* the broker's maxMessageSize */
+    size_t chunk_limit;        /* chunkMaxMessageSize, at most max_size */
+} pc_entry_conf_t;
+
 /* entry.c: each returns a list of ops (more than one when chunked). */
-pulsarc_err_t pc_entry_single(pulsarc_producer_t *p, send_item_t *it, send_op_t **ops,
+pulsarc_err_t pc_entry_single(const pc_entry_conf_t *f, send_item_t *it, send_op_t **ops,
                               char *errstr, size_t errlen);
-pulsarc_err_t pc_entry_batch(pulsarc_producer_t *p, pc_batch_group_t *g, send_op_t **ops,
+pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send_op_t **ops,
                              char *errstr, size_t errlen);
+
+/* send_op.c */
+send_op_t *pc_send_op_new(int64_t seq, int64_t highest_seq);
 /* Frames one SEND with meta and payload into op->frame. */
-pulsarc_err_t pc_entry_frame(pulsarc_producer_t *p, send_op_t *op,
-                             const Pulsar__Proto__MessageMetadata *md, const void *payload,
-                             size_t len, int num_messages, int is_chunk);
+pulsarc_err_t pc_send_op_frame(uint64_t producer_id, send_op_t *op,
+                               const Pulsar__Proto__MessageMetadata *md, const void *payload,
+                               size_t len, int num_messages, int is_chunk);
 void pc_send_op_free(send_op_t *op);
 
 /* chunker.c */
-pulsarc_err_t pc_chunk_entry(pulsarc_producer_t *p, send_item_t *it,
+pulsarc_err_t pc_chunk_entry(const pc_entry_conf_t *f, send_item_t *it,
                              Pulsar__Proto__MessageMetadata *md, const uint8_t *payload,
                              size_t len, send_op_t **ops, char *errstr, size_t errlen);
 
