@@ -16,24 +16,21 @@
 #include "core/err.h"
 
 /* Room for the payload in a chunk once the metadata is accounted for. */
-static size_t chunk_room(const pulsarc_producer_t *p, Pulsar__Proto__MessageMetadata *md) {
-    size_t max = pc_producer_max_message_size(p);
-    size_t limit = p->chunk_max > 0 && (size_t)p->chunk_max < max ? (size_t)p->chunk_max : max;
+static size_t chunk_room(const pc_entry_conf_t *f, Pulsar__Proto__MessageMetadata *md) {
+    size_t limit = f->chunk_limit;
     md->num_chunks_from_msg = INT32_MAX; /* widest varints: an upper bound */
     md->chunk_id = INT32_MAX;
     size_t mdsize = pulsar__proto__message_metadata__get_packed_size(md);
     return limit > mdsize ? limit - mdsize : 0;
 }
 
-static send_op_t *chunk_op(pulsarc_producer_t *p, const send_item_t *it,
+static send_op_t *chunk_op(const pc_entry_conf_t *f, const send_item_t *it,
                            const Pulsar__Proto__MessageMetadata *md, const uint8_t *data,
                            size_t len) {
-    send_op_t *op = calloc(1, sizeof *op);
+    send_op_t *op = pc_send_op_new(it->seq, it->seq);
     if (!op)
         return NULL;
-    op->seq = op->highest_seq = it->seq;
-    pc_buf_init(&op->frame, 0);
-    if (pc_entry_frame(p, op, md, data, len, 0, 1) != PULSARC_OK) {
+    if (pc_send_op_frame(f->producer_id, op, md, data, len, 0, 1) != PULSARC_OK) {
         pc_send_op_free(op);
         return NULL;
     }
@@ -48,15 +45,15 @@ static void free_ops(send_op_t *op) {
     }
 }
 
-pulsarc_err_t pc_chunk_entry(pulsarc_producer_t *p, send_item_t *it,
+pulsarc_err_t pc_chunk_entry(const pc_entry_conf_t *f, send_item_t *it,
                              Pulsar__Proto__MessageMetadata *md, const uint8_t *payload,
                              size_t len, send_op_t **ops, char *e, size_t el) {
     char uuid[320];
-    snprintf(uuid, sizeof uuid, "%s-%lld", p->name, (long long)it->seq);
+    snprintf(uuid, sizeof uuid, "%s-%lld", f->producer_name, (long long)it->seq);
     md->uuid = uuid;
     md->has_num_chunks_from_msg = md->has_total_chunk_msg_size = md->has_chunk_id = 1;
     md->total_chunk_msg_size = (int32_t)len;
-    size_t room = chunk_room(p, md);
+    size_t room = chunk_room(f, md);
     if (room == 0 || len > INT32_MAX)
         return pc_seterr(e, el, PULSARC_ERR_MSG_TOO_BIG, "message of %zu bytes cannot be chunked", len);
     int n = (int)((len + room - 1) / room);
@@ -65,7 +62,7 @@ pulsarc_err_t pc_chunk_entry(pulsarc_producer_t *p, send_item_t *it,
     for (int i = 0; i < n; i++) {
         size_t off = (size_t)i * room, sz = len - off < room ? len - off : room;
         md->chunk_id = i;
-        send_op_t *op = chunk_op(p, it, md, payload + off, sz);
+        send_op_t *op = chunk_op(f, it, md, payload + off, sz);
         if (!op) {
             free_ops(first);
             return pc_seterr(e, el, PULSARC_ERR_NOMEM, "could not frame chunk %d of %d", i, n);

@@ -1,7 +1,9 @@
 /*
  * Design notes: framing one entry — what one SEND frame carries: a single
  * message or a batch, compressed as a whole (protocol.md §4.7, §5, §6).
- * Io thread only (called while enqueueing or flushing batches).
+ * Io thread only (called while enqueueing or flushing batches). What it
+ * needs of its producer comes in a pc_entry_conf_t, so framing never calls
+ * back into the producer.
  *
  * Size rule, as the Java client applies it: the *compressed* payload is
  * compared with the broker's maxMessageSize (from CONNECTED); above it a
@@ -23,29 +25,14 @@ static uint64_t wall_ms(void) {
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static send_op_t *new_op(int64_t seq, int64_t highest) {
-    send_op_t *op = calloc(1, sizeof *op);
-    if (op) {
-        op->seq = seq;
-        op->highest_seq = highest;
-        pc_buf_init(&op->frame, 0);
-    }
-    return op;
-}
-
-void pc_send_op_free(send_op_t *op) {
-    pc_buf_free(&op->frame);
-    free(op);
-}
-
-static void base_md(const pulsarc_producer_t *p, Pulsar__Proto__MessageMetadata *md, int64_t seq) {
-    md->producer_name = (char *)p->name;
+static void base_md(const pc_entry_conf_t *f, Pulsar__Proto__MessageMetadata *md, int64_t seq) {
+    md->producer_name = (char *)f->producer_name;
     md->sequence_id = (uint64_t)seq;
     md->publish_time = wall_ms();
-    if (p->schema_version_len) { /* consumers learn which version wrote the message */
+    if (f->schema_version_len) { /* consumers learn which version wrote the message */
         md->has_schema_version = 1;
-        md->schema_version.data = (uint8_t *)p->schema_version;
-        md->schema_version.len = p->schema_version_len;
+        md->schema_version.data = (uint8_t *)f->schema_version;
+        md->schema_version.len = f->schema_version_len;
     }
 }
 
@@ -58,67 +45,41 @@ static void txn_md(Pulsar__Proto__MessageMetadata *md, const send_item_t *it) {
 }
 
 /* Points *data at the bytes to send: the input, or its compressed form in z. */
-static pulsarc_err_t compress(const pulsarc_producer_t *p, Pulsar__Proto__MessageMetadata *md,
+static pulsarc_err_t compress(const pc_entry_conf_t *f, Pulsar__Proto__MessageMetadata *md,
                               const void *in, size_t len, pc_buf_t *z, const uint8_t **data,
                               size_t *dlen) {
     md->has_uncompressed_size = 1; /* as the Java client, also when not compressed */
     md->uncompressed_size = (uint32_t)len;
     *data = in;
     *dlen = len;
-    if (p->codec == PC_CODEC_NONE)
+    if (f->codec == PC_CODEC_NONE)
         return PULSARC_OK;
-    pulsarc_err_t err = pc_codec_compress(p->codec, in, len, z);
+    pulsarc_err_t err = pc_codec_compress(f->codec, in, len, z);
     if (err)
         return err;
     md->has_compression = 1;
-    md->compression = (Pulsar__Proto__CompressionType)p->codec;
+    md->compression = (Pulsar__Proto__CompressionType)f->codec;
     *data = z->data;
     *dlen = z->len;
     return PULSARC_OK;
 }
 
-pulsarc_err_t pc_entry_frame(pulsarc_producer_t *p, send_op_t *op,
-                             const Pulsar__Proto__MessageMetadata *md, const void *payload,
-                             size_t len, int num_messages, int is_chunk) {
-    Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
-    send.producer_id = p->id;
-    send.sequence_id = (uint64_t)op->seq;
-    send.has_num_messages = num_messages > 0;
-    send.num_messages = num_messages;
-    send.has_highest_sequence_id = op->highest_seq > op->seq;
-    send.highest_sequence_id = (uint64_t)op->highest_seq;
-    send.has_is_chunk = send.is_chunk = is_chunk != 0;
-    send.has_txnid_most_bits = md->has_txnid_most_bits; /* the broker reads both places */
-    send.txnid_most_bits = md->txnid_most_bits;
-    send.has_txnid_least_bits = md->has_txnid_least_bits;
-    send.txnid_least_bits = md->txnid_least_bits;
-    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
-    cmd.send = &send;
-    return pc_frame_encode_payload(&op->frame, &cmd, md, payload, len);
-}
-
-static size_t chunk_limit(const pulsarc_producer_t *p) {
-    size_t max = pc_producer_max_message_size(p);
-    return p->chunk_max > 0 && (size_t)p->chunk_max < max ? (size_t)p->chunk_max : max;
-}
-
-static pulsarc_err_t too_big(const pulsarc_producer_t *p, size_t len, char *e, size_t el) {
+static pulsarc_err_t too_big(const pc_entry_conf_t *f, size_t len, char *e, size_t el) {
     return pc_seterr(e, el, PULSARC_ERR_MSG_TOO_BIG,
                      "message of %zu bytes (after compression) exceeds the broker's maximum of "
                      "%zu bytes; enable chunkingEnabled (with batching off) to send it",
-                     len, pc_producer_max_message_size(p));
+                     len, f->max_size);
 }
 
-static pulsarc_err_t frame_single(pulsarc_producer_t *p, send_item_t *it,
+static pulsarc_err_t frame_single(const pc_entry_conf_t *f, send_item_t *it,
                                   Pulsar__Proto__MessageMetadata *md, const uint8_t *data,
                                   size_t len, send_op_t **ops, char *e, size_t el) {
-    if (p->chunking && len > chunk_limit(p))
-        return pc_chunk_entry(p, it, md, data, len, ops, e, el);
-    if (len > pc_producer_max_message_size(p))
-        return too_big(p, len, e, el);
-    send_op_t *op = new_op(it->seq, it->seq);
-    pulsarc_err_t err = op ? pc_entry_frame(p, op, md, data, len, 0, 0) : PULSARC_ERR_NOMEM;
+    if (f->chunking && len > f->chunk_limit)
+        return pc_chunk_entry(f, it, md, data, len, ops, e, el);
+    if (len > f->max_size)
+        return too_big(f, len, e, el);
+    send_op_t *op = pc_send_op_new(it->seq, it->seq);
+    pulsarc_err_t err = op ? pc_send_op_frame(f->producer_id, op, md, data, len, 0, 0) : PULSARC_ERR_NOMEM;
     if (err) {
         if (op)
             pc_send_op_free(op);
@@ -130,7 +91,7 @@ static pulsarc_err_t frame_single(pulsarc_producer_t *p, send_item_t *it,
     return PULSARC_OK;
 }
 
-pulsarc_err_t pc_entry_single(pulsarc_producer_t *p, send_item_t *it, send_op_t **ops,
+pulsarc_err_t pc_entry_single(const pc_entry_conf_t *f, send_item_t *it, send_op_t **ops,
                               char *e, size_t el) {
     Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
     pc_md_store_t st;
@@ -139,24 +100,24 @@ pulsarc_err_t pc_entry_single(pulsarc_producer_t *p, send_item_t *it, send_op_t 
     const uint8_t *data;
     size_t len;
     pulsarc_err_t err = pc_md_fill_user(&md, &st, it->msg);
-    base_md(p, &md, it->seq);
+    base_md(f, &md, it->seq);
     txn_md(&md, it);
     if (!err)
-        err = compress(p, &md, it->msg->data, it->msg->len, &z, &data, &len);
+        err = compress(f, &md, it->msg->data, it->msg->len, &z, &data, &len);
     if (err)
         pc_seterr(e, el, err, "could not %s the message", err == PULSARC_ERR_NOMEM ? "allocate" : "compress");
     else
-        err = frame_single(p, it, &md, data, len, ops, e, el);
+        err = frame_single(f, it, &md, data, len, ops, e, el);
     pc_md_store_free(&st);
     pc_buf_free(&z);
     return err;
 }
 
 /* Batch-level fields come from the first message (protocol.md §5.2). */
-static void batch_md(const pulsarc_producer_t *p, Pulsar__Proto__MessageMetadata *md,
+static void batch_md(const pc_entry_conf_t *f, Pulsar__Proto__MessageMetadata *md,
                      const pc_batch_group_t *g, int64_t lo, int64_t hi) {
     const pulsarc_msg_t *m = g->first->msg;
-    base_md(p, md, lo);
+    base_md(f, md, lo);
     md->partition_key = m->key;
     md->has_partition_key_b64_encoded = md->partition_key_b64_encoded = m->key && m->key_b64;
     md->has_ordering_key = m->ordering_key != NULL;
@@ -176,12 +137,12 @@ static void seq_range(const pc_batch_group_t *g, int64_t *lo, int64_t *hi) {
     }
 }
 
-static pulsarc_err_t frame_batch(pulsarc_producer_t *p, pc_batch_group_t *g,
+static pulsarc_err_t frame_batch(const pc_entry_conf_t *f, pc_batch_group_t *g,
                                  const Pulsar__Proto__MessageMetadata *md, const uint8_t *data,
                                  size_t len, send_op_t *op, char *e, size_t el) {
-    if (len > pc_producer_max_message_size(p))
-        return too_big(p, len, e, el);
-    pulsarc_err_t err = pc_entry_frame(p, op, md, data, len, g->n, 0);
+    if (len > f->max_size)
+        return too_big(f, len, e, el);
+    pulsarc_err_t err = pc_send_op_frame(f->producer_id, op, md, data, len, g->n, 0);
     if (err)
         return pc_seterr(e, el, err, "could not frame the batch");
     op->items = g->first;
@@ -191,25 +152,25 @@ static pulsarc_err_t frame_batch(pulsarc_producer_t *p, pc_batch_group_t *g,
     return PULSARC_OK;
 }
 
-pulsarc_err_t pc_entry_batch(pulsarc_producer_t *p, pc_batch_group_t *g, send_op_t **ops,
+pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send_op_t **ops,
                              char *e, size_t el) {
     int64_t lo, hi;
     seq_range(g, &lo, &hi);
     Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
-    batch_md(p, &md, g, lo, hi);
+    batch_md(f, &md, g, lo, hi);
     pc_buf_t raw, z;
     pc_buf_init(&raw, 0);
     pc_buf_init(&z, 0);
     const uint8_t *data;
     size_t len;
-    send_op_t *op = new_op(lo, hi);
+    send_op_t *op = pc_send_op_new(lo, hi);
     pulsarc_err_t err = op ? pc_batch_serialize(g, &raw) : PULSARC_ERR_NOMEM;
     if (!err)
-        err = compress(p, &md, raw.data, raw.len, &z, &data, &len);
+        err = compress(f, &md, raw.data, raw.len, &z, &data, &len);
     if (err)
         pc_seterr(e, el, err, "could not build the batch");
     else
-        err = frame_batch(p, g, &md, data, len, op, e, el);
+        err = frame_batch(f, g, &md, data, len, op, e, el);
     if (err && op)
         pc_send_op_free(op);
     else if (!err)

@@ -1,20 +1,22 @@
 /*
- * Design notes: a producer is a state machine on the io thread
- * (CONNECTING -> READY -> CLOSING -> CLOSED, back to CONNECTING when its
- * connection drops or the broker closes it), open batches (batch.c), and a
- * FIFO of pending ops. Each op is framed once (entry.c) and kept byte for
- * byte until its receipt, so a reconnect resends exactly the same frames in
- * the same order (same name, same sequence ids, so broker deduplication
- * drops what already landed).
+ * Design notes: the producer of one topic or one partition (the kind
+ * behind pc_producer_ops_t that talks to a broker). It is a state machine
+ * on the io thread (CONNECTING -> READY -> CLOSING -> CLOSED, back to
+ * CONNECTING when its connection drops or the broker closes it), open
+ * batches (batch.c), and a FIFO of pending ops. Each op is framed once
+ * (entry.c) and kept byte for byte until its receipt, so a reconnect
+ * resends exactly the same frames in the same order (same name, same
+ * sequence ids, so broker deduplication drops what already landed).
  *
  * Threads: application threads only reserve a pending slot (under `lock`)
- * and memory (client memlimit), then post the item to the io thread, which
- * owns everything else. Outcomes go to a blocked sender's waiter or to the
- * client's callback queue, never run on the io thread. The struct is
- * reference counted because io callbacks and queued user callbacks may
- * outlive pulsarc_producer_destroy(). A partitioned topic's handle holds
- * one such producer per partition (partitioned.c); each of those
- * keeps a reference on the handle, which is what callbacks receive.
+ * and memory (client memlimit), then append the item to the hand-off queue
+ * that the io thread drains; the io thread owns everything else. Outcomes
+ * go to a blocked sender's waiter or to the client's callback queue, never
+ * run on the io thread. The object is reference counted because io
+ * callbacks and queued user callbacks may outlive
+ * pulsarc_producer_destroy(). As a partition of a partitioned topic
+ * (partitioned.c) it keeps a reference on that handle, its owner, which is
+ * what callbacks receive.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,60 +28,101 @@
 #include "core/err.h"
 #include "net/conn.h"
 
-#define P_OF(hp) ((pulsarc_producer_t *)((char *)(hp) - offsetof(pulsarc_producer_t, h)))
+/*
+ * Items handed from application threads to the io thread, in submission
+ * order. Only the push that finds the queue empty posts a drain to the
+ * loop; items pushed while one is pending ride along with it.
+ */
+typedef struct pc_handoff {
+    pthread_mutex_t lock;       /* leaf lock: taken alone, or before the loop's */
+    send_item_t *head, *tail;
+} pc_handoff_t;
 
-static void p_fail_all(pulsarc_producer_t *p, pulsarc_err_t err, const char *msg);
+typedef struct pc_topic_producer {
+    pulsarc_producer_t base;
+    pulsarc_producer_t *owner;  /* the partitioned handle shown to callbacks, or NULL */
+    pc_producer_settings_t cfg;
+    uint64_t id;
+    /* io thread */
+    pc_handler_t h;
+    pc_conn_t *attached;        /* connection our frames are routed from, or NULL */
+    pc_schema_t schema;         /* declared at creation (immutable) */
+    uint8_t schema_version[64]; /* the broker's version of it, from PRODUCER_SUCCESS */
+    size_t schema_version_len;
+    pc_timer_t send_timer;
+    pc_timer_t batch_timer;
+    send_op_t *head, *tail;
+    pc_batcher_t batcher;
+    int64_t next_seq;
+    int seeded;                 /* next_seq came from the user or the first creation */
+    uint64_t topic_epoch;
+    int has_topic_epoch;
+    pc_waiter_t create_w;
+    int creating;               /* create_w not yet completed */
+    pc_handoff_t handoff;       /* application threads -> io thread */
+    /* shared with application threads, under lock */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int inflight;
+    uint64_t enqueued, completed;
+    int closing;
+    int closed;
+    int close_posted;
+    int64_t last_seq_acked;
+    pc_producer_stats_acc_t stats;
+} pc_topic_producer_t;
+
+/* Every pulsarc_producer_t this file receives is the base of one of its own. */
+#define TP(bp) ((pc_topic_producer_t *)(bp))
+#define P_OF(hp) ((pc_topic_producer_t *)((char *)(hp) - offsetof(pc_topic_producer_t, h)))
+
+static void p_fail_all(pc_topic_producer_t *p, pulsarc_err_t err, const char *msg);
 
 /* ---------- lifetime ---------- */
 
-void pc_producer_ref(pulsarc_producer_t *p) { atomic_fetch_add(&p->refs, 1); }
+static void tp_ref(pc_topic_producer_t *p) { pc_producer_ref(&p->base); }
+static void tp_unref(pc_topic_producer_t *p) { pc_producer_unref(&p->base); }
 
-void pc_producer_unref(pulsarc_producer_t *p) {
-    if (atomic_fetch_sub(&p->refs, 1) != 1)
-        return;
-    pulsarc_producer_t *parent = p->parent;
+/* The last reference is gone. */
+static void tp_free(pulsarc_producer_t *bp) {
+    pc_topic_producer_t *p = TP(bp);
+    pulsarc_producer_t *owner = p->owner;
     pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->handoff.lock);
     pthread_cond_destroy(&p->cond);
     pc_waiter_destroy(&p->create_w);
     pc_schema_clear(&p->schema);
-    free(p->parts);
     free(p);
-    if (parent)
-        pc_producer_unref(parent);
+    if (owner)
+        pc_producer_unref(owner);
 }
 
-const char *pulsarc_producer_name(const pulsarc_producer_t *p) { return p ? p->name : NULL; }
-const char *pulsarc_producer_topic(const pulsarc_producer_t *p) { return p ? p->topic.full : NULL; }
-int pulsarc_producer_partitions(const pulsarc_producer_t *p) { return p ? p->nparts : 0; }
-
-static int64_t last_seq_of(pulsarc_producer_t *p) {
+static int64_t tp_last_sequence_id(pulsarc_producer_t *bp) {
+    pc_topic_producer_t *p = TP(bp);
     pthread_mutex_lock(&p->lock);
     int64_t v = p->last_seq_acked;
     pthread_mutex_unlock(&p->lock);
     return v;
 }
 
-int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *cp) {
-    pulsarc_producer_t *p = (pulsarc_producer_t *)cp;
-    if (!p)
-        return -1;
-    int64_t v = p->nparts ? -1 : last_seq_of(p);
-    for (int i = 0; i < p->nparts; i++) { /* the Java client reports the highest */
-        int64_t s = last_seq_of(p->parts[i]);
-        v = s > v ? s : v;
-    }
-    return v;
-}
-
-size_t pc_producer_max_message_size(const pulsarc_producer_t *p) {
-    return p->h.conn ? pc_conn_max_message_size(p->h.conn) : PC_DEFAULT_MAX_MESSAGE_SIZE;
+/* What entry.c and chunker.c need to frame the next entry (io thread). */
+static void entry_conf(const pc_topic_producer_t *p, pc_entry_conf_t *f) {
+    size_t max = p->h.conn ? pc_conn_max_message_size(p->h.conn) : PC_DEFAULT_MAX_MESSAGE_SIZE;
+    f->producer_id = p->id;
+    f->producer_name = p->base.name;
+    f->schema_version = p->schema_version;
+    f->schema_version_len = p->schema_version_len;
+    f->codec = p->cfg.codec;
+    f->chunking = p->cfg.chunking;
+    f->max_size = max;
+    f->chunk_limit = p->cfg.chunk_max > 0 && (size_t)p->cfg.chunk_max < max ? (size_t)p->cfg.chunk_max : max;
 }
 
 /* ---------- completing items ---------- */
 
 typedef struct send_result {
     pc_cb_item_t item;
-    pulsarc_producer_t *p;
+    pc_topic_producer_t *p;
     pulsarc_send_cb cb;
     void *opaque;
     pulsarc_err_t err;
@@ -89,14 +132,14 @@ typedef struct send_result {
 
 static void run_send_result(pc_cb_item_t *it) {
     send_result_t *r = (send_result_t *)it;
-    pulsarc_producer_t *shown = r->p->parent ? r->p->parent : r->p;
+    pulsarc_producer_t *shown = r->p->owner ? r->p->owner : &r->p->base;
     r->cb(shown, r->err, r->err ? NULL : &r->id, r->msg, r->opaque);
     pulsarc_msg_destroy(r->msg);
-    pc_producer_unref(r->p);
+    tp_unref(r->p);
     free(r);
 }
 
-static void account(pulsarc_producer_t *p, const send_item_t *it, pulsarc_err_t err) {
+static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err) {
     pc_producer_stats_acc_t *s = &p->stats;
     if (err) {
         s->send_errors++;
@@ -111,8 +154,8 @@ static void account(pulsarc_producer_t *p, const send_item_t *it, pulsarc_err_t 
         p->last_seq_acked = it->seq;
 }
 
-static void release_slot(pulsarc_producer_t *p, const send_item_t *it, pulsarc_err_t err) {
-    pc_memlimit_release(&p->client->memlimit, it->mem);
+static void release_slot(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err) {
+    pc_memlimit_release(&p->base.client->memlimit, it->mem);
     pthread_mutex_lock(&p->lock);
     p->inflight--;
     p->completed++;
@@ -121,7 +164,7 @@ static void release_slot(pulsarc_producer_t *p, const send_item_t *it, pulsarc_e
     pthread_mutex_unlock(&p->lock);
 }
 
-static void deliver_async(pulsarc_producer_t *p, send_item_t *it, pulsarc_err_t err,
+static void deliver_async(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t err,
                           const pulsarc_msgid_t *id) {
     send_result_t *r = calloc(1, sizeof *r);
     if (!r) { /* cannot report; the message is still freed */
@@ -137,12 +180,12 @@ static void deliver_async(pulsarc_producer_t *p, send_item_t *it, pulsarc_err_t 
     if (id)
         r->id = *id;
     r->msg = it->msg;
-    pc_producer_ref(p);
-    pc_cbq_push(&p->client->cbq, &r->item);
+    tp_ref(p);
+    pc_cbq_push(&p->base.client->cbq, &r->item);
 }
 
-void pc_producer_complete_item(pulsarc_producer_t *p, send_item_t *it, pulsarc_err_t err,
-                               const char *errmsg, const pulsarc_msgid_t *id) {
+static void complete_item(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t err,
+                          const char *errmsg, const pulsarc_msgid_t *id) {
     if (it->msg && id)
         it->msg->id = *id;
     release_slot(p, it, err);
@@ -160,7 +203,7 @@ void pc_producer_complete_item(pulsarc_producer_t *p, send_item_t *it, pulsarc_e
     free(it);
 }
 
-static void complete_op(pulsarc_producer_t *p, send_op_t *op, pulsarc_err_t err,
+static void complete_op(pc_topic_producer_t *p, send_op_t *op, pulsarc_err_t err,
                         const char *errmsg, const pulsarc_msgid_t *entry_id) {
     int i = 0;
     send_item_t *it = op->items;
@@ -173,14 +216,14 @@ static void complete_op(pulsarc_producer_t *p, send_op_t *op, pulsarc_err_t err,
             id.batch_index = op->batched ? i : -1;
             id.batch_size = op->batched ? op->nitems : 0;
         }
-        pc_producer_complete_item(p, it, err, errmsg, entry_id ? &id : NULL);
+        complete_item(p, it, err, errmsg, entry_id ? &id : NULL);
         it = next;
         i++;
     }
     pc_send_op_free(op);
 }
 
-static send_op_t *pop_head(pulsarc_producer_t *p) {
+static send_op_t *pop_head(pc_topic_producer_t *p) {
     send_op_t *op = p->head;
     if (op) {
         p->head = op->next;
@@ -190,19 +233,19 @@ static send_op_t *pop_head(pulsarc_producer_t *p) {
     return op;
 }
 
-static void fail_items(pulsarc_producer_t *p, send_item_t *it, pulsarc_err_t err, const char *msg) {
+static void fail_items(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t err, const char *msg) {
     while (it) {
         send_item_t *next = it->next;
-        pc_producer_complete_item(p, it, err, msg, NULL);
+        complete_item(p, it, err, msg, NULL);
         it = next;
     }
 }
 
 /* Fails the open batches and the whole FIFO (close, final broker errors). */
-static void p_fail_all(pulsarc_producer_t *p, pulsarc_err_t err, const char *msg) {
+static void p_fail_all(pc_topic_producer_t *p, pulsarc_err_t err, const char *msg) {
     send_op_t *op;
-    pc_timer_stop(p->client->loop, &p->send_timer);
-    pc_timer_stop(p->client->loop, &p->batch_timer);
+    pc_timer_stop(p->base.client->loop, &p->send_timer);
+    pc_timer_stop(p->base.client->loop, &p->batch_timer);
     pc_batch_group_t *g = pc_batcher_take(&p->batcher);
     while (g) {
         pc_batch_group_t *next = g->next;
@@ -217,19 +260,19 @@ static void p_fail_all(pulsarc_producer_t *p, pulsarc_err_t err, const char *msg
 
 /* ---------- send timeout ---------- */
 
-static void arm_send_timer(pulsarc_producer_t *p) {
-    if (p->send_timeout_ms <= 0 || !p->head || pc_timer_active(&p->send_timer))
+static void arm_send_timer(pc_topic_producer_t *p) {
+    if (p->cfg.send_timeout_ms <= 0 || !p->head || pc_timer_active(&p->send_timer))
         return;
-    pc_timer_start(p->client->loop, &p->send_timer, p->head->deadline_ms - pc_now_ms());
+    pc_timer_start(p->base.client->loop, &p->send_timer, p->head->deadline_ms - pc_now_ms());
 }
 
 static void on_send_timer(void *arg) {
-    pulsarc_producer_t *p = arg;
+    pc_topic_producer_t *p = arg;
     int64_t now = pc_now_ms();
     while (p->head && p->head->deadline_ms <= now) {
         char m[160];
         snprintf(m, sizeof m, "no receipt for sequence id %lld within sendTimeoutMs=%d",
-                 (long long)p->head->seq, p->send_timeout_ms);
+                 (long long)p->head->seq, p->cfg.send_timeout_ms);
         complete_op(p, pop_head(p), PULSARC_ERR_TIMEOUT, m, NULL);
     }
     arm_send_timer(p);
@@ -237,8 +280,8 @@ static void on_send_timer(void *arg) {
 
 /* ---------- queueing ops ---------- */
 
-void pc_producer_queue_ops(pulsarc_producer_t *p, send_op_t *op) {
-    int64_t deadline = pc_now_ms() + p->send_timeout_ms;
+static void queue_ops(pc_topic_producer_t *p, send_op_t *op) {
+    int64_t deadline = pc_now_ms() + p->cfg.send_timeout_ms;
     while (op) {
         send_op_t *next = op->next;
         op->next = NULL;
@@ -255,17 +298,19 @@ void pc_producer_queue_ops(pulsarc_producer_t *p, send_op_t *op) {
     arm_send_timer(p);
 }
 
-static void send_single(pulsarc_producer_t *p, send_item_t *it) {
+static void send_single(pc_topic_producer_t *p, send_item_t *it) {
     char m[256];
     send_op_t *ops = NULL;
-    pulsarc_err_t err = pc_entry_single(p, it, &ops, m, sizeof m);
+    pc_entry_conf_t f;
+    entry_conf(p, &f);
+    pulsarc_err_t err = pc_entry_single(&f, it, &ops, m, sizeof m);
     if (err)
-        pc_producer_complete_item(p, it, err, m, NULL);
+        complete_item(p, it, err, m, NULL);
     else
-        pc_producer_queue_ops(p, ops);
+        queue_ops(p, ops);
 }
 
-static void send_group(pulsarc_producer_t *p, pc_batch_group_t *g) {
+static void send_group(pc_topic_producer_t *p, pc_batch_group_t *g) {
     if (g->n == 1) { /* a batch of one goes as a plain message, as Java sends it */
         send_item_t *it = g->first;
         g->first = NULL;
@@ -274,17 +319,19 @@ static void send_group(pulsarc_producer_t *p, pc_batch_group_t *g) {
     }
     char m[256];
     send_op_t *ops = NULL;
-    pulsarc_err_t err = pc_entry_batch(p, g, &ops, m, sizeof m);
+    pc_entry_conf_t f;
+    entry_conf(p, &f);
+    pulsarc_err_t err = pc_entry_batch(&f, g, &ops, m, sizeof m);
     if (err) {
         fail_items(p, g->first, err, m);
         g->first = NULL;
     } else {
-        pc_producer_queue_ops(p, ops);
+        queue_ops(p, ops);
     }
 }
 
-void pc_producer_flush_batches(pulsarc_producer_t *p) {
-    pc_timer_stop(p->client->loop, &p->batch_timer);
+static void flush_batches(pc_topic_producer_t *p) {
+    pc_timer_stop(p->base.client->loop, &p->batch_timer);
     pc_batch_group_t *g = pc_batcher_take(&p->batcher);
     while (g) {
         pc_batch_group_t *next = g->next;
@@ -294,24 +341,24 @@ void pc_producer_flush_batches(pulsarc_producer_t *p) {
     }
 }
 
-static void on_batch_timer(void *arg) { pc_producer_flush_batches(arg); }
+static void on_batch_timer(void *arg) { flush_batches(arg); }
 
-static void add_to_batch(pulsarc_producer_t *p, send_item_t *it) {
+static void add_to_batch(pc_topic_producer_t *p, send_item_t *it) {
     if (pc_batcher_would_overflow(&p->batcher, it->msg))
-        pc_producer_flush_batches(p);
+        flush_batches(p);
     if (pc_batcher_add(&p->batcher, it) != PULSARC_OK) {
-        pc_producer_complete_item(p, it, PULSARC_ERR_NOMEM, "out of memory", NULL);
+        complete_item(p, it, PULSARC_ERR_NOMEM, "out of memory", NULL);
         return;
     }
     /* A synchronous sender waits for this very message: send now, as Java's
      * send() triggers a flush, instead of idling out the batching delay. */
     if (pc_batcher_full(&p->batcher) || it->waiter)
-        pc_producer_flush_batches(p);
+        flush_batches(p);
     else if (!pc_timer_active(&p->batch_timer))
-        pc_timer_start(p->client->loop, &p->batch_timer, (p->batch_delay_us + 999) / 1000);
+        pc_timer_start(p->base.client->loop, &p->batch_timer, (p->cfg.batch_delay_us + 999) / 1000);
 }
 
-static void assign_seq(pulsarc_producer_t *p, send_item_t *it) {
+static void assign_seq(pc_topic_producer_t *p, send_item_t *it) {
     it->seq = it->msg->has_seq ? it->msg->seq : p->next_seq;
     if (it->seq >= p->next_seq)
         p->next_seq = it->seq + 1;
@@ -319,29 +366,65 @@ static void assign_seq(pulsarc_producer_t *p, send_item_t *it) {
 }
 
 /* Io thread: assigns the sequence id, then batches or frames the message. */
-static void do_enqueue(void *arg) {
-    send_item_t *it = arg;
-    pulsarc_producer_t *p = (pulsarc_producer_t *)it->next;
-    it->next = NULL;
+static void enqueue_item(pc_topic_producer_t *p, send_item_t *it) {
     if (p->h.state >= PC_H_CLOSING) {
-        pc_producer_complete_item(p, it, PULSARC_ERR_CLOSED, "producer is closed", NULL);
-    } else {
-        assign_seq(p, it);
-        /* A batch is one entry, so all of it would share one transaction:
-         * transactional messages go alone instead. */
-        if (p->batching && !it->txn && pc_batcher_accepts(&p->batcher, it->msg)) {
-            add_to_batch(p, it);
-        } else {
-            pc_producer_flush_batches(p); /* keeps sequence ids in order on the wire */
-            send_single(p, it);
-        }
+        complete_item(p, it, PULSARC_ERR_CLOSED, "producer is closed", NULL);
+        return;
     }
-    pc_producer_unref(p);
+    assign_seq(p, it);
+    /* A batch is one entry, so all of it would share one transaction:
+     * transactional messages go alone instead. */
+    if (p->cfg.batching && !it->txn && pc_batcher_accepts(&p->batcher, it->msg)) {
+        add_to_batch(p, it);
+    } else {
+        flush_batches(p); /* keeps sequence ids in order on the wire */
+        send_single(p, it);
+    }
+}
+
+/* Io thread: takes everything handed off so far, in order. */
+static void drain_handoff(void *arg) {
+    pc_topic_producer_t *p = arg;
+    pthread_mutex_lock(&p->handoff.lock);
+    send_item_t *it = p->handoff.head;
+    p->handoff.head = p->handoff.tail = NULL;
+    pthread_mutex_unlock(&p->handoff.lock);
+    while (it) {
+        send_item_t *next = it->next;
+        it->next = NULL;
+        enqueue_item(p, it);
+        it = next;
+    }
+    tp_unref(p); /* the drain's reference */
+}
+
+/*
+ * Application thread: appends it to the hand-off queue; the first item of
+ * an empty queue posts the drain (holding a reference on p). The post is
+ * made under the queue's lock so no item joins a drain that failed to post.
+ */
+static pulsarc_err_t hand_off(pc_topic_producer_t *p, send_item_t *it) {
+    pulsarc_err_t err = PULSARC_OK;
+    it->next = NULL;
+    pthread_mutex_lock(&p->handoff.lock);
+    if (p->handoff.tail) {
+        p->handoff.tail->next = it;
+        p->handoff.tail = it;
+    } else {
+        tp_ref(p);
+        err = pc_client_post(p->base.client, drain_handoff, p);
+        if (err)
+            tp_unref(p); /* never the last: the caller holds one */
+        else
+            p->handoff.head = p->handoff.tail = it;
+    }
+    pthread_mutex_unlock(&p->handoff.lock);
+    return err;
 }
 
 /* ---------- receipts and broker events ---------- */
 
-static void handle_receipt(pulsarc_producer_t *p, pc_conn_t *conn,
+static void handle_receipt(pc_topic_producer_t *p, pc_conn_t *conn,
                            const Pulsar__Proto__CommandSendReceipt *r) {
     send_op_t *op = p->head;
     int64_t seq = (int64_t)r->sequence_id;
@@ -353,40 +436,40 @@ static void handle_receipt(pulsarc_producer_t *p, pc_conn_t *conn,
     }
     pc_handler_proved(&p->h);
     /* (-1, -1) means the broker dropped it as a duplicate: still a success. */
-    pulsarc_msgid_t id = {-1, -1, p->topic.partition, -1, 0};
+    pulsarc_msgid_t id = {-1, -1, p->base.topic.partition, -1, 0};
     if (r->message_id) {
         id.ledger_id = (int64_t)r->message_id->ledgerid;
         id.entry_id = (int64_t)r->message_id->entryid;
     }
     pop_head(p);
     complete_op(p, op, PULSARC_OK, NULL, &id);
-    pc_timer_stop(p->client->loop, &p->send_timer);
+    pc_timer_stop(p->base.client->loop, &p->send_timer);
     arm_send_timer(p);
 }
 
-static void detach(pulsarc_producer_t *p) {
+static void detach(pc_topic_producer_t *p) {
     if (p->attached)
         pc_conn_detach_producer(p->attached, p->id);
     p->attached = NULL;
 }
 
-static void lose_connection(pulsarc_producer_t *p) {
+static void lose_connection(pc_topic_producer_t *p) {
     detach(p);
     pc_handler_lost(&p->h);
 }
 
 static void send_close_producer(pc_handler_t *h, pc_conn_t *conn) {
-    pulsarc_producer_t *p = P_OF(h);
+    pc_topic_producer_t *p = P_OF(h);
     Pulsar__Proto__CommandCloseProducer cp = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
     cp.producer_id = p->id;
-    cp.request_id = p->client->next_id++;
+    cp.request_id = p->base.client->next_id++;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
     cmd.close_producer = &cp;
     pc_conn_send(conn, &cmd);
 }
 
-static void handle_send_error(pulsarc_producer_t *p, pc_conn_t *conn,
+static void handle_send_error(pc_topic_producer_t *p, pc_conn_t *conn,
                               const Pulsar__Proto__CommandSendError *e) {
     pulsarc_err_t err = pc_err_from_server(e->error);
     const char *msg = e->message ? e->message : pulsarc_strerror(err);
@@ -404,7 +487,7 @@ static void handle_send_error(pulsarc_producer_t *p, pc_conn_t *conn,
 }
 
 static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
-    pulsarc_producer_t *p = obj;
+    pc_topic_producer_t *p = obj;
     switch (f->cmd->type) {
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT:
         handle_receipt(p, conn, f->cmd->send_receipt);
@@ -421,7 +504,7 @@ static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
 }
 
 static void on_conn_closed(void *obj, pc_conn_t *conn, pulsarc_err_t why) {
-    pulsarc_producer_t *p = obj;
+    pc_topic_producer_t *p = obj;
     (void)conn;
     (void)why;
     p->attached = NULL; /* the connection already forgot us */
@@ -432,7 +515,7 @@ static const pc_conn_handler_t producer_handler = {on_frame, on_conn_closed, NUL
 
 /* ---------- (re)creating on the broker ---------- */
 
-static void finish_create(pulsarc_producer_t *p, pulsarc_err_t err, const char *msg) {
+static void finish_create(pc_topic_producer_t *p, pulsarc_err_t err, const char *msg) {
     if (p->creating) {
         p->creating = 0;
         pc_waiter_done(&p->create_w, err, msg);
@@ -444,7 +527,7 @@ static int is_final_for_producer(pulsarc_err_t err) {
 }
 
 static void h_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
-    pulsarc_producer_t *p = P_OF(h);
+    pc_topic_producer_t *p = P_OF(h);
     detach(p);
     if (p->creating)
         finish_create(p, err, msg);
@@ -452,9 +535,9 @@ static void h_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
         p_fail_all(p, err, msg);
 }
 
-static void adopt_success(pulsarc_producer_t *p, const Pulsar__Proto__CommandProducerSuccess *s) {
-    if (!p->user_named && s->producer_name)
-        snprintf(p->name, sizeof p->name, "%s", s->producer_name);
+static void adopt_success(pc_topic_producer_t *p, const Pulsar__Proto__CommandProducerSuccess *s) {
+    if (!p->base.user_named && s->producer_name)
+        snprintf(p->base.name, sizeof p->base.name, "%s", s->producer_name);
     if (s->has_topic_epoch) {
         p->topic_epoch = s->topic_epoch;
         p->has_topic_epoch = 1;
@@ -477,7 +560,7 @@ static void adopt_success(pulsarc_producer_t *p, const Pulsar__Proto__CommandPro
 }
 
 static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
-    pulsarc_producer_t *p = P_OF(h);
+    pc_topic_producer_t *p = P_OF(h);
     adopt_success(p, reply->cmd->producer_success);
     for (send_op_t *op = p->head; op; op = op->next)
         pc_conn_send_raw(conn, op->frame.data, op->frame.len);
@@ -491,28 +574,28 @@ static int h_is_partial(const pc_frame_t *reply) {
 }
 
 static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
-    pulsarc_producer_t *p = P_OF(h);
+    pc_topic_producer_t *p = P_OF(h);
     Pulsar__Proto__CommandProducer cp = PULSAR__PROTO__COMMAND_PRODUCER__INIT;
-    cp.topic = p->topic.full;
+    cp.topic = p->base.topic.full;
     cp.producer_id = p->id;
-    cp.request_id = p->client->next_id++;
-    cp.producer_name = p->name[0] ? p->name : NULL;
+    cp.request_id = p->base.client->next_id++;
+    cp.producer_name = p->base.name[0] ? p->base.name : NULL;
     cp.has_epoch = 1;
     cp.epoch = h->epoch - 1;
     cp.has_user_provided_producer_name = 1;
-    cp.user_provided_producer_name = p->user_named;
-    cp.has_producer_access_mode = p->access_mode != 0;
-    cp.producer_access_mode = (Pulsar__Proto__ProducerAccessMode)p->access_mode;
+    cp.user_provided_producer_name = p->base.user_named;
+    cp.has_producer_access_mode = p->cfg.access_mode != 0;
+    cp.producer_access_mode = (Pulsar__Proto__ProducerAccessMode)p->cfg.access_mode;
     cp.has_topic_epoch = p->has_topic_epoch;
     cp.topic_epoch = p->topic_epoch;
-    cp.has_txn_enabled = cp.txn_enabled = pc_conf_int(p->client->conf, PC_PROP_ENABLE_TRANSACTION) != 0;
+    cp.has_txn_enabled = cp.txn_enabled = pc_conf_int(p->base.client->conf, PC_PROP_ENABLE_TRANSACTION) != 0;
     Pulsar__Proto__Schema schema = PULSAR__PROTO__SCHEMA__INIT;
     cp.schema = pc_schema_wire(&p->schema, &schema);
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
     cmd.producer = &cp;
     /* WaitForExclusive may wait indefinitely for its turn (protocol.md §4.2). */
-    int timeout = p->access_mode == 2 ? 0 : p->client->op_timeout_ms;
+    int timeout = p->cfg.access_mode == 2 ? 0 : p->base.client->op_timeout_ms;
     /* Attach first, so a CLOSE_PRODUCER sent before the reply reaches us. */
     detach(p);
     pc_conn_attach_producer(conn, p->id, &producer_handler, p);
@@ -520,8 +603,8 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     pc_handler_request_create(h, conn, &cmd, cp.request_id, timeout);
 }
 
-static void h_ref(pc_handler_t *h) { pc_producer_ref(P_OF(h)); }
-static void h_unref(pc_handler_t *h) { pc_producer_unref(P_OF(h)); }
+static void h_ref(pc_handler_t *h) { tp_ref(P_OF(h)); }
+static void h_unref(pc_handler_t *h) { tp_unref(P_OF(h)); }
 
 static const pc_handler_ops_t producer_ops = {
     .send_create = h_send_create,
@@ -534,14 +617,14 @@ static const pc_handler_ops_t producer_ops = {
 };
 
 static void do_start(void *arg) {
-    pulsarc_producer_t *p = arg;
-    p->id = p->client->next_id++;
+    pc_topic_producer_t *p = arg;
+    p->id = p->base.client->next_id++;
     pc_handler_start(&p->h);
 }
 
 /* ---------- closing ---------- */
 
-static void mark_closed(pulsarc_producer_t *p) {
+static void mark_closed(pc_topic_producer_t *p) {
     p->h.state = PC_H_CLOSED;
     pthread_mutex_lock(&p->lock);
     p->closed = 1;
@@ -550,20 +633,20 @@ static void mark_closed(pulsarc_producer_t *p) {
 }
 
 typedef struct close_req {
-    pulsarc_producer_t *p;
+    pc_topic_producer_t *p;
     pc_conn_t *conn;
 } close_req_t;
 
 static void on_close_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     close_req_t *r = arg;
-    pulsarc_producer_t *p = r->p;
+    pc_topic_producer_t *p = r->p;
     (void)err, (void)f, (void)msg; /* gone either way */
     detach(p);
     pc_conn_unref(r->conn);
     free(r);
     p_fail_all(p, PULSARC_ERR_CLOSED, "producer closed");
     mark_closed(p);
-    pc_producer_unref(p);
+    tp_unref(p);
 }
 
 /*
@@ -573,10 +656,10 @@ static void on_close_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, co
  * sends succeed; only what is left then fails with CLOSED.
  */
 static void do_close(void *arg) {
-    pulsarc_producer_t *p = arg;
+    pc_topic_producer_t *p = arg;
     finish_create(p, PULSARC_ERR_CLOSED, "producer closed while connecting");
     if (p->h.state == PC_H_READY)
-        pc_producer_flush_batches(p);
+        flush_batches(p);
     pc_conn_t *conn = pc_handler_stop(&p->h);
     close_req_t *r = conn ? calloc(1, sizeof *r) : NULL;
     if (r) {
@@ -585,21 +668,21 @@ static void do_close(void *arg) {
         pc_conn_ref(conn);
         Pulsar__Proto__CommandCloseProducer cp = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
         cp.producer_id = p->id;
-        cp.request_id = p->client->next_id++;
+        cp.request_id = p->base.client->next_id++;
         pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
         cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
         cmd.close_producer = &cp;
-        pc_conn_request(conn, &cmd, cp.request_id, p->client->op_timeout_ms, on_close_reply, r);
+        pc_conn_request(conn, &cmd, cp.request_id, p->base.client->op_timeout_ms, on_close_reply, r);
         return; /* on_close_reply keeps the reference */
     }
     detach(p); /* also from a connection still creating us */
     p_fail_all(p, PULSARC_ERR_CLOSED, "producer closed");
     mark_closed(p);
-    pc_producer_unref(p);
+    tp_unref(p);
 }
 
 /* Starts closing once; returns 0 if the loop refused (already stopped). */
-static int post_close(pulsarc_producer_t *p) {
+static int post_close(pc_topic_producer_t *p) {
     pthread_mutex_lock(&p->lock);
     int first = !p->close_posted;
     p->close_posted = 1;
@@ -608,14 +691,15 @@ static int post_close(pulsarc_producer_t *p) {
     pthread_mutex_unlock(&p->lock);
     if (!first)
         return 1;
-    pc_producer_ref(p);
-    if (pc_client_post(p->client, do_close, p) == PULSARC_OK)
+    tp_ref(p);
+    if (pc_client_post(p->base.client, do_close, p) == PULSARC_OK)
         return 1;
-    pc_producer_unref(p);
+    tp_unref(p);
     return 0;
 }
 
-void pc_producer_close_one(pulsarc_producer_t *p) {
+static void tp_close(pulsarc_producer_t *bp) {
+    pc_topic_producer_t *p = TP(bp);
     if (!post_close(p)) {
         pthread_mutex_lock(&p->lock);
         p->closed = 1; /* the loop is gone: nothing can still be pending */
@@ -629,77 +713,34 @@ void pc_producer_close_one(pulsarc_producer_t *p) {
     pthread_mutex_unlock(&p->lock);
 }
 
-pulsarc_err_t pulsarc_producer_close(pulsarc_producer_t *p) {
-    if (!p)
-        return PULSARC_ERR_INVALID_ARG;
-    if (p->nparts)
-        pc_partitioned_close(p);
-    else
-        pc_producer_close_one(p);
-    return PULSARC_OK;
-}
-
-static void handle_close(pc_handle_t *h) { pulsarc_producer_close((pulsarc_producer_t *)h); }
-static void handle_destroy(pc_handle_t *h) { pulsarc_producer_destroy((pulsarc_producer_t *)h); }
-
-void pulsarc_producer_destroy(pulsarc_producer_t *p) {
-    if (!p)
-        return;
-    pulsarc_producer_close(p);
-    pc_client_unregister(p->client, &p->handle);
-    for (int i = 0; i < p->nparts; i++)
-        pc_producer_unref(p->parts[i]);
-    pc_producer_unref(p);
-}
-
 /* ---------- creation ---------- */
 
-static void read_conf(pulsarc_producer_t *p, const pulsarc_conf_t *conf) {
-    snprintf(p->name, sizeof p->name, "%s", pc_conf_str(conf, PC_PROP_PRODUCER_NAME));
-    p->user_named = p->name[0] != '\0';
-    p->send_timeout_ms = (int)pc_conf_int(conf, PC_PROP_SEND_TIMEOUT_MS);
-    p->max_pending = (int)pc_conf_int(conf, PC_PROP_MAX_PENDING_MESSAGES);
-    p->block_if_full = (int)pc_conf_int(conf, PC_PROP_BLOCK_IF_QUEUE_FULL);
-    p->batching = (int)pc_conf_int(conf, PC_PROP_BATCHING_ENABLED);
-    p->batch_delay_us = pc_conf_int(conf, PC_PROP_BATCHING_MAX_DELAY_US);
-    p->codec = (pc_codec_t)pc_conf_int(conf, PC_PROP_COMPRESSION_TYPE);
-    p->chunking = (int)pc_conf_int(conf, PC_PROP_CHUNKING_ENABLED);
-    p->chunk_max = pc_conf_int(conf, PC_PROP_CHUNK_MAX_MESSAGE_SIZE);
-    p->access_mode = (int)pc_conf_int(conf, PC_PROP_ACCESS_MODE);
-    int64_t initial = pc_conf_int(conf, PC_PROP_INITIAL_SEQUENCE_ID);
-    if (initial >= 0) {
-        p->next_seq = initial + 1;
-        p->last_seq_acked = initial;
+static void apply_settings(pc_topic_producer_t *p, const pc_producer_settings_t *s) {
+    p->cfg = *s;
+    if (s->initial_seq >= 0) {
+        p->next_seq = s->initial_seq + 1;
+        p->last_seq_acked = s->initial_seq;
         p->seeded = 1;
     }
-    pc_batcher_init(&p->batcher, pc_conf_int(conf, PC_PROP_BATCHER_BUILDER) == 1,
-                    (int)pc_conf_int(conf, PC_PROP_BATCHING_MAX_MESSAGES),
-                    (size_t)pc_conf_int(conf, PC_PROP_BATCHING_MAX_BYTES));
+    pc_batcher_init(&p->batcher, s->key_based_batches, s->batch_max_msgs, s->batch_max_bytes);
 }
 
-static pulsarc_err_t check_conf(const pulsarc_producer_t *p, char *errstr, size_t errlen) {
-    if (!pc_codec_available(p->codec))
-        return pc_seterr(errstr, errlen, PULSARC_ERR_UNSUPPORTED,
-                         "compressionType %s is not built into this library", pc_codec_name(p->codec));
-    if (p->chunking && p->batching) /* the Java client refuses the pair too */
-        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
-                         "chunkingEnabled needs batchingEnabled=false");
-    if (p->chunking && !p->topic.persistent)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
-                         "chunking works on persistent topics only, not %s", p->topic.full);
-    return PULSARC_OK;
-}
+static const pc_producer_ops_t topic_producer_ops;
 
-pulsarc_err_t pc_producer_alloc(pulsarc_client_t *c, const char *name, const pulsarc_conf_t *conf,
-                                pulsarc_producer_t **pp, char *errstr, size_t errlen) {
-    pulsarc_producer_t *p = calloc(1, sizeof *p);
+pulsarc_err_t pc_topic_producer_alloc(pulsarc_client_t *c, const char *topic,
+                                      const pulsarc_conf_t *conf,
+                                      const pc_producer_settings_t *s, pulsarc_producer_t *owner,
+                                      pulsarc_producer_t **pp, char *errstr, size_t errlen) {
+    pc_topic_t t;
+    pulsarc_err_t err = pc_client_parse_topic(c, topic, &t, errstr, errlen);
+    if (err)
+        return err;
+    pc_topic_producer_t *p = calloc(1, sizeof *p);
     if (!p)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
-    p->client = c;
-    atomic_init(&p->refs, 1);
-    p->handle.close = handle_close;
-    p->handle.destroy = handle_destroy;
+    pc_producer_base_init(&p->base, &topic_producer_ops, c, &t, conf);
     pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->handoff.lock, NULL);
     pthread_condattr_t a;
     pthread_condattr_init(&a);
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -707,40 +748,41 @@ pulsarc_err_t pc_producer_alloc(pulsarc_client_t *c, const char *name, const pul
     pthread_condattr_destroy(&a);
     pc_waiter_init(&p->create_w);
     p->last_seq_acked = -1;
-    read_conf(p, conf);
+    apply_settings(p, s);
     pc_timer_init(&p->send_timer, on_send_timer, p);
     pc_timer_init(&p->batch_timer, on_batch_timer, p);
-    pulsarc_err_t err = pc_client_parse_topic(c, name, &p->topic, errstr, errlen);
-    if (!err)
-        err = check_conf(p, errstr, errlen);
-    if (!err)
-        err = pc_schema_from_conf(&p->schema, conf, errstr, errlen);
-    if (err) {
-        pc_producer_unref(p);
+    if ((err = pc_schema_from_conf(&p->schema, conf, errstr, errlen)) != PULSARC_OK) {
+        tp_unref(p);
         return err;
     }
-    pc_handler_init(&p->h, &producer_ops, c, p->topic.full);
-    if (p->access_mode == 2) { /* WaitForExclusive: its own kind of connection */
+    pc_handler_init(&p->h, &producer_ops, c, p->base.topic.full);
+    if (p->cfg.access_mode == 2) { /* WaitForExclusive: its own kind of connection */
         p->h.is_partial = h_is_partial;
         p->h.conn_flags = PC_CONN_F_PARTIAL_PRODUCER;
     }
-    *pp = p;
+    if (owner) {
+        p->owner = owner;
+        pc_producer_ref(owner);
+    }
+    *pp = &p->base;
     return PULSARC_OK;
 }
 
-pulsarc_err_t pc_producer_begin_create(pulsarc_producer_t *p) {
+pulsarc_err_t pc_topic_producer_begin_create(pulsarc_producer_t *bp) {
+    pc_topic_producer_t *p = TP(bp);
     p->creating = 1;
-    pc_producer_ref(p); /* do_start's, dropped when the creation fails */
-    pulsarc_err_t err = pc_client_post(p->client, do_start, p);
+    tp_ref(p); /* do_start's, dropped when the creation fails */
+    pulsarc_err_t err = pc_client_post(p->base.client, do_start, p);
     if (err) {
         p->creating = 0;
         pc_waiter_done(&p->create_w, err, "client is closed");
-        pc_producer_unref(p);
+        tp_unref(p);
     }
     return err;
 }
 
-pulsarc_err_t pc_producer_wait_created(pulsarc_producer_t *p, char *errstr, size_t errlen) {
+pulsarc_err_t pc_topic_producer_wait_created(pulsarc_producer_t *bp, char *errstr, size_t errlen) {
+    pc_topic_producer_t *p = TP(bp);
     pulsarc_err_t err = pc_waiter_wait(&p->create_w, errstr, errlen);
     if (err) {
         pthread_mutex_lock(&p->lock);
@@ -748,60 +790,34 @@ pulsarc_err_t pc_producer_wait_created(pulsarc_producer_t *p, char *errstr, size
         pthread_mutex_unlock(&p->lock);
         return err;
     }
-    pc_producer_unref(p); /* do_start's reference; the loop keeps none while READY */
+    tp_unref(p); /* do_start's reference; the loop keeps none while READY */
     return PULSARC_OK;
 }
 
-static pulsarc_err_t create_single(pulsarc_producer_t *p, char *errstr, size_t errlen) {
-    pulsarc_err_t err = pc_producer_begin_create(p);
+static pulsarc_err_t tp_create(pulsarc_producer_t *bp, const pulsarc_conf_t *conf, char *errstr,
+                               size_t errlen) {
+    (void)conf; /* read at allocation */
+    pulsarc_err_t err = pc_topic_producer_begin_create(bp);
     if (err)
         return pc_seterr(errstr, errlen, err, "client is closed");
-    err = pc_producer_wait_created(p, errstr, errlen);
+    err = pc_topic_producer_wait_created(bp, errstr, errlen);
     if (err)
-        pc_producer_unref(p); /* do_start's reference, never handed back */
+        pc_producer_unref(bp); /* do_start's reference, never handed back */
     return err;
-}
-
-pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
-                                   const pulsarc_conf_t *conf, pulsarc_producer_t **pp,
-                                   char *errstr, size_t errlen) {
-    if (!c || !topic || !pp)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "client, topic and producerp are required");
-    *pp = NULL;
-    pulsarc_producer_t *p;
-    pulsarc_err_t err = pc_producer_alloc(c, topic, conf, &p, errstr, errlen);
-    if (err)
-        return err;
-    int nparts = 0;
-    if (p->topic.partition < 0)
-        err = pulsarc_client_partitions(c, p->topic.full, &nparts, errstr, errlen);
-    if (!err && (err = pc_client_register(c, &p->handle)) != PULSARC_OK)
-        pc_seterr(errstr, errlen, err, "client is closed");
-    else if (!err && nparts > 0)
-        err = pc_partitioned_new(c, p, nparts, conf, errstr, errlen);
-    else if (!err)
-        err = create_single(p, errstr, errlen);
-    if (err) {
-        pc_client_unregister(c, &p->handle);
-        pc_producer_unref(p);
-        return err;
-    }
-    *pp = p;
-    return PULSARC_OK;
 }
 
 /* ---------- sending ---------- */
 
 /* Reserves a pending slot (application thread). */
-static pulsarc_err_t acquire_slot(pulsarc_producer_t *p) {
+static pulsarc_err_t acquire_slot(pc_topic_producer_t *p) {
     struct timespec dl;
-    int bounded = p->send_timeout_ms > 0;
+    int bounded = p->cfg.send_timeout_ms > 0;
     if (bounded)
-        pc_deadline(&dl, p->send_timeout_ms);
+        pc_deadline(&dl, p->cfg.send_timeout_ms);
     pthread_mutex_lock(&p->lock);
     pulsarc_err_t err = PULSARC_OK;
-    while (!p->closing && p->inflight >= p->max_pending) {
-        if (!p->block_if_full) {
+    while (!p->closing && p->inflight >= p->cfg.max_pending) {
+        if (!p->cfg.block_if_full) {
             err = PULSARC_ERR_QUEUE_FULL;
             break;
         }
@@ -821,8 +837,8 @@ static pulsarc_err_t acquire_slot(pulsarc_producer_t *p) {
     return err;
 }
 
-static void unreserve(pulsarc_producer_t *p, send_item_t *it) {
-    pc_memlimit_release(&p->client->memlimit, it->mem);
+static void unreserve(pc_topic_producer_t *p, send_item_t *it) {
+    pc_memlimit_release(&p->base.client->memlimit, it->mem);
     it->mem = 0;
     pthread_mutex_lock(&p->lock);
     p->inflight--;
@@ -831,134 +847,46 @@ static void unreserve(pulsarc_producer_t *p, send_item_t *it) {
     pthread_mutex_unlock(&p->lock);
 }
 
-pulsarc_err_t pc_producer_submit(pulsarc_producer_t *p, send_item_t *it) {
+static pulsarc_err_t tp_submit(pulsarc_producer_t *bp, send_item_t *it) {
+    pc_topic_producer_t *p = TP(bp);
     /* The coordinator must know the partition before its first message lands. */
-    pulsarc_err_t err = it->txn ? pc_txn_add_partition(it->txn, p->topic.full, NULL, 0) : PULSARC_OK;
+    pulsarc_err_t err = it->txn ? pc_txn_add_partition(it->txn, p->base.topic.full, NULL, 0) : PULSARC_OK;
     if (!err)
         err = acquire_slot(p);
     if (err)
         return err;
     it->mem = (int64_t)it->msg->len;
-    err = pc_memlimit_acquire(&p->client->memlimit, it->mem, p->block_if_full, p->send_timeout_ms);
+    err = pc_memlimit_acquire(&p->base.client->memlimit, it->mem, p->cfg.block_if_full, p->cfg.send_timeout_ms);
     if (err) {
         it->mem = 0;
         unreserve(p, it);
         return err;
     }
     it->queued_ms = pc_now_ms();
-    it->next = (send_item_t *)p; /* carries the producer to do_enqueue */
-    pc_producer_ref(p);
-    err = pc_client_post(p->client, do_enqueue, it);
-    if (err) {
-        pc_producer_unref(p);
+    err = hand_off(p, it);
+    if (err)
         unreserve(p, it);
-    }
     return err;
-}
-
-static pulsarc_err_t submit_any(pulsarc_producer_t *p, send_item_t *it) {
-    return p->nparts ? pc_partitioned_submit(p, it) : pc_producer_submit(p, it);
-}
-
-/* Queues it, inside txn when set; on failure the item is not consumed. */
-static pulsarc_err_t submit_in(pulsarc_producer_t *p, pulsarc_txn_t *txn, send_item_t *it) {
-    pulsarc_err_t err = txn ? pc_txn_op_begin(txn) : PULSARC_OK;
-    if (err)
-        return err;
-    it->txn = txn;
-    err = submit_any(p, it);
-    if (err && txn)
-        pc_txn_op_end(txn, err);
-    return err;
-}
-
-static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const pulsarc_msg_t *msg,
-                               pulsarc_msgid_t *id) {
-    if (!p || !msg)
-        return PULSARC_ERR_INVALID_ARG;
-    pulsarc_msg_t copy = *msg; /* the loop writes the assigned sequence id here */
-    pc_waiter_t w;
-    send_item_t *it = calloc(1, sizeof *it);
-    if (!it)
-        return PULSARC_ERR_NOMEM;
-    pc_waiter_init(&w);
-    it->msg = &copy;
-    it->waiter = &w;
-    it->id_out = id;
-    pulsarc_err_t err = submit_in(p, txn, it);
-    if (err)
-        free(it);
-    else
-        err = pc_waiter_wait(&w, NULL, 0);
-    pc_waiter_destroy(&w);
-    return err;
-}
-
-pulsarc_err_t pulsarc_producer_send(pulsarc_producer_t *p, const pulsarc_msg_t *msg,
-                                    pulsarc_msgid_t *id) {
-    return send_sync(p, NULL, msg, id);
-}
-
-pulsarc_err_t pulsarc_producer_send_txn(pulsarc_producer_t *p, pulsarc_txn_t *txn,
-                                        const pulsarc_msg_t *msg, pulsarc_msgid_t *id) {
-    return txn ? send_sync(p, txn, msg, id) : PULSARC_ERR_INVALID_ARG;
-}
-
-static pulsarc_err_t send_async(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsarc_msg_t *msg,
-                                pulsarc_send_cb cb, void *opaque) {
-    if (!msg)
-        return PULSARC_ERR_INVALID_ARG;
-    send_item_t *it = p ? calloc(1, sizeof *it) : NULL;
-    pulsarc_err_t err = !p ? PULSARC_ERR_INVALID_ARG : !it ? PULSARC_ERR_NOMEM : PULSARC_OK;
-    if (!err) {
-        it->msg = msg;
-        it->owns_msg = 1;
-        it->cb = cb;
-        it->opaque = opaque;
-        err = submit_in(p, txn, it);
-    }
-    if (err) { /* the callback still runs exactly once, here */
-        free(it);
-        if (cb)
-            cb(p, err, NULL, msg, opaque);
-        pulsarc_msg_destroy(msg);
-    }
-    return err;
-}
-
-pulsarc_err_t pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_msg_t *msg,
-                                          pulsarc_send_cb cb, void *opaque) {
-    return send_async(p, NULL, msg, cb, opaque);
-}
-
-pulsarc_err_t pulsarc_producer_send_async_txn(pulsarc_producer_t *p, pulsarc_txn_t *txn,
-                                              pulsarc_msg_t *msg, pulsarc_send_cb cb,
-                                              void *opaque) {
-    if (txn)
-        return send_async(p, txn, msg, cb, opaque);
-    if (cb && msg) /* the callback still runs exactly once */
-        cb(p, PULSARC_ERR_INVALID_ARG, NULL, msg, opaque);
-    pulsarc_msg_destroy(msg);
-    return PULSARC_ERR_INVALID_ARG;
 }
 
 static void do_flush(void *arg) {
-    pulsarc_producer_t *p = arg;
+    pc_topic_producer_t *p = arg;
     if (p->h.state < PC_H_CLOSING)
-        pc_producer_flush_batches(p);
-    pc_producer_unref(p);
+        flush_batches(p);
+    tp_unref(p);
 }
 
-pulsarc_err_t pc_producer_flush_one(pulsarc_producer_t *p, int timeout_ms) {
+static pulsarc_err_t tp_flush(pulsarc_producer_t *bp, int timeout_ms) {
+    pc_topic_producer_t *p = TP(bp);
     struct timespec dl;
     if (timeout_ms >= 0)
         pc_deadline(&dl, timeout_ms);
     pthread_mutex_lock(&p->lock);
     uint64_t target = p->enqueued;
     pthread_mutex_unlock(&p->lock);
-    pc_producer_ref(p);
-    if (pc_client_post(p->client, do_flush, p) != PULSARC_OK)
-        pc_producer_unref(p);
+    tp_ref(p);
+    if (pc_client_post(p->base.client, do_flush, p) != PULSARC_OK)
+        tp_unref(p);
     pulsarc_err_t err = PULSARC_OK;
     pthread_mutex_lock(&p->lock);
     while (p->completed < target && !err) {
@@ -971,15 +899,10 @@ pulsarc_err_t pc_producer_flush_one(pulsarc_producer_t *p, int timeout_ms) {
     return err;
 }
 
-pulsarc_err_t pulsarc_producer_flush(pulsarc_producer_t *p, int timeout_ms) {
-    if (!p)
-        return PULSARC_ERR_INVALID_ARG;
-    return p->nparts ? pc_partitioned_flush(p, timeout_ms) : pc_producer_flush_one(p, timeout_ms);
-}
+/* ---------- the rest of the ops ---------- */
 
-/* ---------- stats ---------- */
-
-static void add_stats(pulsarc_producer_t *p, pc_producer_stats_acc_t *sum, uint64_t *pending) {
+static void tp_add_stats(pulsarc_producer_t *bp, pc_producer_stats_acc_t *sum, uint64_t *pending) {
+    pc_topic_producer_t *p = TP(bp);
     pthread_mutex_lock(&p->lock);
     sum->msgs_sent += p->stats.msgs_sent;
     sum->bytes_sent += p->stats.bytes_sent;
@@ -991,21 +914,27 @@ static void add_stats(pulsarc_producer_t *p, pc_producer_stats_acc_t *sum, uint6
     pthread_mutex_unlock(&p->lock);
 }
 
-pulsarc_err_t pulsarc_producer_stats(pulsarc_producer_t *p, pulsarc_producer_stats_t *out) {
-    if (!p || !out)
-        return PULSARC_ERR_INVALID_ARG;
-    pc_producer_stats_acc_t sum = {0};
-    uint64_t pending = 0;
-    if (!p->nparts)
-        add_stats(p, &sum, &pending);
-    for (int i = 0; i < p->nparts; i++)
-        add_stats(p->parts[i], &sum, &pending);
-    memset(out, 0, sizeof *out);
-    out->msgs_sent = sum.msgs_sent;
-    out->bytes_sent = sum.bytes_sent;
-    out->send_errors = sum.send_errors;
-    out->pending = pending;
-    out->latency_avg_ms = sum.msgs_sent ? (double)sum.latency_sum_ms / (double)sum.msgs_sent : 0;
-    out->latency_max_ms = sum.latency_max_ms;
-    return PULSARC_OK;
+static int tp_partitions(const pulsarc_producer_t *bp) {
+    (void)bp;
+    return 0; /* not a partitioned topic's handle */
 }
+
+static pulsarc_err_t tp_set_router(pulsarc_producer_t *bp, pulsarc_router_cb cb, void *opaque) {
+    (void)bp, (void)cb, (void)opaque;
+    return PULSARC_ERR_STATE; /* only a partitioned topic routes */
+}
+
+static void tp_release(pulsarc_producer_t *bp) { (void)bp; /* holds no other producer */ }
+
+static const pc_producer_ops_t topic_producer_ops = {
+    .create = tp_create,
+    .submit = tp_submit,
+    .flush = tp_flush,
+    .close = tp_close,
+    .last_sequence_id = tp_last_sequence_id,
+    .partitions = tp_partitions,
+    .set_router = tp_set_router,
+    .add_stats = tp_add_stats,
+    .release = tp_release,
+    .free = tp_free,
+};

@@ -1,11 +1,20 @@
 /*
- * Producer internals shared by the producer's files:
- *   producer.c              lifecycle, pending FIFO, receipts, timeouts, public API
+ * Producer internals shared by the producer's files, top down:
+ *   api.c                   the public pulsarc_producer_* calls: checks, the
+ *                           kind chosen at creation, dispatch through the ops
+ *   producer.c              producer of one topic or partition: lifecycle,
+ *                           hand-off, pending FIFO, receipts, timeouts
+ *   partitioned.c           one handle over one producer per partition
+ *   router.c                partition choice for partitioned topics
+ *   common.c                the shared handle's setup, configuration read once
  *   batch.c                 open batches (default and key-based) on the io thread
  *   entry.c                 framing one entry: single message or batch, compressed
  *   chunker.c               splitting a too-big entry into chunks
- *   router.c                partition choice for partitioned topics
- *   partitioned.c           one handle over one producer per partition
+ *   send_op.c               one SEND frame in flight: allocated, framed, freed
+ *
+ * Every kind is its own struct that starts with pulsarc_producer_t (the
+ * handle the user holds) and implements pc_producer_ops_t; nothing tests
+ * which kind an object is.
  *
  * Vocabulary: an *item* is one user message waiting for its outcome; an
  * *op* is one SEND frame in flight (a single message, a batch of items, or
@@ -22,6 +31,8 @@
 #include "core/codec.h"
 
 typedef struct send_item {
+    /* In exactly one list at a time: the hand-off queue, then an open batch
+     * group or the op that carries it. */
     struct send_item *next;
     pulsarc_msg_t *msg;        /* owned when owns_msg */
     int owns_msg;
@@ -83,78 +94,81 @@ typedef struct pc_producer_stats_acc {
     uint64_t latency_sum_ms, latency_max_ms;
 } pc_producer_stats_acc_t;
 
-struct pulsarc_producer_s {
-    pc_handle_t handle;
-    pulsarc_client_t *client;
-    pulsarc_producer_t *parent; /* partition producers: the handle the user holds */
-    pc_topic_t topic;
-    atomic_int refs;
-    uint64_t id;
-    /* io thread */
-    pc_handler_t h;
-    pc_conn_t *attached;        /* connection our frames are routed from, or NULL */
-    char name[256];
-    int user_named;
-    pc_schema_t schema;         /* declared at creation (immutable) */
-    uint8_t schema_version[64]; /* the broker's version of it, from PRODUCER_SUCCESS */
-    size_t schema_version_len;
-    pc_timer_t send_timer;
-    pc_timer_t batch_timer;
-    send_op_t *head, *tail;
-    pc_batcher_t batcher;
-    int64_t next_seq;
-    int seeded;                 /* next_seq came from the user or the first creation */
-    uint64_t topic_epoch;
-    int has_topic_epoch;
-    pc_waiter_t create_w;
-    int creating;               /* create_w not yet completed */
-    /* configuration */
+/* A producer's configuration, read and checked once (common.c). */
+typedef struct pc_producer_settings {
     int send_timeout_ms;
     int max_pending;
     int block_if_full;
     int batching;
     int64_t batch_delay_us;
+    int key_based_batches;
+    int batch_max_msgs;
+    size_t batch_max_bytes;
     pc_codec_t codec;
     int chunking;
     int64_t chunk_max;
     int access_mode;
-    /* partitioned handle only */
-    int nparts;
-    pulsarc_producer_t **parts;
-    pc_router_t router;
-    /* shared with application threads, under lock */
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int inflight;
-    uint64_t enqueued, completed;
-    int closing;
-    int closed;
-    int close_posted;
-    int64_t last_seq_acked;
-    pc_producer_stats_acc_t stats;
+    int64_t initial_seq;       /* -1 when not set */
+} pc_producer_settings_t;
+
+/* What each producer kind implements; api.c dispatches every public call here. */
+typedef struct pc_producer_ops {
+    /* Creates it on the broker and waits (application thread, once). */
+    pulsarc_err_t (*create)(pulsarc_producer_t *p, const pulsarc_conf_t *conf, char *errstr,
+                            size_t errlen);
+    /* Queues one item; the item's outcome is reported either way, unless
+     * this fails: then the item is not consumed. */
+    pulsarc_err_t (*submit)(pulsarc_producer_t *p, send_item_t *it);
+    pulsarc_err_t (*flush)(pulsarc_producer_t *p, int timeout_ms);
+    /* Closes and waits for it (inside a library callback it only starts). */
+    void (*close)(pulsarc_producer_t *p);
+    int64_t (*last_sequence_id)(pulsarc_producer_t *p);
+    int (*partitions)(const pulsarc_producer_t *p);
+    pulsarc_err_t (*set_router)(pulsarc_producer_t *p, pulsarc_router_cb cb, void *opaque);
+    /* Adds its counters to sum and its unanswered messages to *pending. */
+    void (*add_stats)(pulsarc_producer_t *p, pc_producer_stats_acc_t *sum, uint64_t *pending);
+    /* pulsarc_producer_destroy: drops the references it holds on others. */
+    void (*release)(pulsarc_producer_t *p);
+    /* The last reference is gone: frees the whole object. */
+    void (*free)(pulsarc_producer_t *p);
+} pc_producer_ops_t;
+
+/* The handle every kind starts with. */
+struct pulsarc_producer_s {
+    const pc_producer_ops_t *ops;
+    pc_handle_t handle;         /* the client's registry of user handles */
+    pulsarc_client_t *client;
+    atomic_int refs;
+    pc_topic_t topic;
+    char name[256];             /* the broker's name for it unless user_named (io thread writes) */
+    int user_named;
 };
 
-/* producer.c */
-void pc_producer_ref(pulsarc_producer_t *p);
-void pc_producer_unref(pulsarc_producer_t *p);
-/* Allocates and reads conf; the topic is parsed from name. */
-pulsarc_err_t pc_producer_alloc(pulsarc_client_t *c, const char *name, const pulsarc_conf_t *conf,
-                                pulsarc_producer_t **pp, char *errstr, size_t errlen);
+static inline void pc_producer_ref(pulsarc_producer_t *p) { atomic_fetch_add(&p->refs, 1); }
+
+static inline void pc_producer_unref(pulsarc_producer_t *p) {
+    if (atomic_fetch_sub(&p->refs, 1) == 1)
+        p->ops->free(p);
+}
+
+/* common.c */
+void pc_producer_base_init(pulsarc_producer_t *p, const pc_producer_ops_t *ops,
+                           pulsarc_client_t *c, const pc_topic_t *topic,
+                           const pulsarc_conf_t *conf);
+/* Reads and checks conf for a producer on topic (schema included). */
+pulsarc_err_t pc_producer_settings_read(pc_producer_settings_t *s, const pulsarc_conf_t *conf,
+                                        const pc_topic_t *topic, char *errstr, size_t errlen);
+
+/* producer.c: the producer of one topic or one partition. owner is the
+ * partitioned handle it is a partition of (shown to callbacks, referenced),
+ * or NULL. */
+pulsarc_err_t pc_topic_producer_alloc(pulsarc_client_t *c, const char *topic,
+                                      const pulsarc_conf_t *conf,
+                                      const pc_producer_settings_t *s, pulsarc_producer_t *owner,
+                                      pulsarc_producer_t **pp, char *errstr, size_t errlen);
 /* Starts creating on the broker (io thread does the work); then wait. */
-pulsarc_err_t pc_producer_begin_create(pulsarc_producer_t *p);
-pulsarc_err_t pc_producer_wait_created(pulsarc_producer_t *p, char *errstr, size_t errlen);
-/* Queues one item (application thread); the item's outcome is reported either way. */
-pulsarc_err_t pc_producer_submit(pulsarc_producer_t *p, send_item_t *it);
-pulsarc_err_t pc_producer_flush_one(pulsarc_producer_t *p, int timeout_ms);
-void pc_producer_close_one(pulsarc_producer_t *p);
-/* Loop thread: frames the open batches and queues them for sending. */
-void pc_producer_flush_batches(pulsarc_producer_t *p);
-/* Loop thread: queues framed ops (in order) and writes them when ready. */
-void pc_producer_queue_ops(pulsarc_producer_t *p, send_op_t *first);
-/* Loop thread: the single exit of every item. */
-void pc_producer_complete_item(pulsarc_producer_t *p, send_item_t *it, pulsarc_err_t err,
-                               const char *errmsg, const pulsarc_msgid_t *id);
-size_t pc_producer_max_message_size(const pulsarc_producer_t *p);
+pulsarc_err_t pc_topic_producer_begin_create(pulsarc_producer_t *p);
+pulsarc_err_t pc_topic_producer_wait_created(pulsarc_producer_t *p, char *errstr, size_t errlen);
 
 /* batch.c */
 void pc_batcher_init(pc_batcher_t *b, int key_based, int max_msgs, size_t max_bytes);
@@ -171,19 +185,38 @@ void pc_batch_group_free(pc_batch_group_t *g);
 /* The [u32][SingleMessageMetadata][payload]* concatenation of a group. */
 pulsarc_err_t pc_batch_serialize(const pc_batch_group_t *g, pc_buf_t *out);
 
+/*
+ * What framing an entry takes from its producer (entry.c, chunker.c), filled
+ * by the producer for each entry on the io thread: the broker's limits move
+ * with the connection, the name and schema version with each creation.
+ */
+typedef struct pc_entry_conf {
+    uint64_t producer_id;
+    const char *producer_name;
+    const uint8_t *schema_version;
+    size_t schema_version_len;
+    pc_codec_t codec;
+    int chunking;
+    size_t max_size;           /* the broker's maxMessageSize */
+    size_t chunk_limit;        /* chunkMaxMessageSize, at most max_size */
+} pc_entry_conf_t;
+
 /* entry.c: each returns a list of ops (more than one when chunked). */
-pulsarc_err_t pc_entry_single(pulsarc_producer_t *p, send_item_t *it, send_op_t **ops,
+pulsarc_err_t pc_entry_single(const pc_entry_conf_t *f, send_item_t *it, send_op_t **ops,
                               char *errstr, size_t errlen);
-pulsarc_err_t pc_entry_batch(pulsarc_producer_t *p, pc_batch_group_t *g, send_op_t **ops,
+pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send_op_t **ops,
                              char *errstr, size_t errlen);
+
+/* send_op.c */
+send_op_t *pc_send_op_new(int64_t seq, int64_t highest_seq);
 /* Frames one SEND with meta and payload into op->frame. */
-pulsarc_err_t pc_entry_frame(pulsarc_producer_t *p, send_op_t *op,
-                             const Pulsar__Proto__MessageMetadata *md, const void *payload,
-                             size_t len, int num_messages, int is_chunk);
+pulsarc_err_t pc_send_op_frame(uint64_t producer_id, send_op_t *op,
+                               const Pulsar__Proto__MessageMetadata *md, const void *payload,
+                               size_t len, int num_messages, int is_chunk);
 void pc_send_op_free(send_op_t *op);
 
 /* chunker.c */
-pulsarc_err_t pc_chunk_entry(pulsarc_producer_t *p, send_item_t *it,
+pulsarc_err_t pc_chunk_entry(const pc_entry_conf_t *f, send_item_t *it,
                              Pulsar__Proto__MessageMetadata *md, const uint8_t *payload,
                              size_t len, send_op_t **ops, char *errstr, size_t errlen);
 
@@ -194,9 +227,7 @@ int pc_router_choose(pc_router_t *r, const pulsarc_msg_t *m, int nparts, int64_t
 int32_t pc_router_hash(pc_hash_scheme_t s, const char *key, size_t len);
 
 /* partitioned.c */
-pulsarc_err_t pc_partitioned_new(pulsarc_client_t *c, pulsarc_producer_t *parent, int nparts,
-                                 const pulsarc_conf_t *conf, char *errstr, size_t errlen);
-pulsarc_err_t pc_partitioned_submit(pulsarc_producer_t *parent, send_item_t *it);
-pulsarc_err_t pc_partitioned_flush(pulsarc_producer_t *parent, int timeout_ms);
-void pc_partitioned_close(pulsarc_producer_t *parent);
+pulsarc_err_t pc_partitioned_alloc(pulsarc_client_t *c, const pc_topic_t *topic, int nparts,
+                                   const pulsarc_conf_t *conf, const pc_producer_settings_t *s,
+                                   pulsarc_producer_t **pp, char *errstr, size_t errlen);
 #endif

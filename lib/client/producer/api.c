@@ -1,0 +1,214 @@
+/*
+ * Design notes: the public pulsarc_producer_* calls. Creation reads and
+ * checks the configuration once, asks the broker whether the topic is
+ * partitioned, and builds the matching kind (producer.c for one topic or
+ * partition, partitioned.c for a handle over its partitions); every later
+ * call checks its arguments, builds the send item and goes through the
+ * kind's ops. Runs on application threads (and inside library callbacks,
+ * where a close only starts). A send's outcome is reported exactly once,
+ * also when it fails here before reaching any producer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/producer/producer_int.h"
+#include "client/txn/txn.h"
+#include "core/err.h"
+
+/* ---------- creation and lifetime ---------- */
+
+static void handle_close(pc_handle_t *h);
+static void handle_destroy(pc_handle_t *h);
+
+/* The producer this topic needs: one per partition when partitioned. */
+static pulsarc_err_t alloc_kind(pulsarc_client_t *c, const char *topic, const pc_topic_t *t,
+                                const pulsarc_conf_t *conf, const pc_producer_settings_t *s,
+                                pulsarc_producer_t **pp, char *errstr, size_t errlen) {
+    int nparts = 0;
+    if (t->partition < 0) {
+        pulsarc_err_t err = pulsarc_client_partitions(c, t->full, &nparts, errstr, errlen);
+        if (err)
+            return err;
+    }
+    if (nparts > 0)
+        return pc_partitioned_alloc(c, t, nparts, conf, s, pp, errstr, errlen);
+    return pc_topic_producer_alloc(c, topic, conf, s, NULL, pp, errstr, errlen);
+}
+
+pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
+                                   const pulsarc_conf_t *conf, pulsarc_producer_t **pp,
+                                   char *errstr, size_t errlen) {
+    if (!c || !topic || !pp)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "client, topic and producerp are required");
+    *pp = NULL;
+    pc_topic_t t;
+    pc_producer_settings_t s;
+    pulsarc_producer_t *p;
+    pulsarc_err_t err = pc_client_parse_topic(c, topic, &t, errstr, errlen);
+    if (!err)
+        err = pc_producer_settings_read(&s, conf, &t, errstr, errlen);
+    if (!err)
+        err = alloc_kind(c, topic, &t, conf, &s, &p, errstr, errlen);
+    if (err)
+        return err;
+    p->handle.close = handle_close;
+    p->handle.destroy = handle_destroy;
+    if ((err = pc_client_register(c, &p->handle)) != PULSARC_OK)
+        pc_seterr(errstr, errlen, err, "client is closed");
+    else
+        err = p->ops->create(p, conf, errstr, errlen);
+    if (err) {
+        pc_client_unregister(c, &p->handle);
+        pc_producer_unref(p);
+        return err;
+    }
+    *pp = p;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_producer_close(pulsarc_producer_t *p) {
+    if (!p)
+        return PULSARC_ERR_INVALID_ARG;
+    p->ops->close(p);
+    return PULSARC_OK;
+}
+
+void pulsarc_producer_destroy(pulsarc_producer_t *p) {
+    if (!p)
+        return;
+    pulsarc_producer_close(p);
+    pc_client_unregister(p->client, &p->handle);
+    p->ops->release(p);
+    pc_producer_unref(p);
+}
+
+static void handle_close(pc_handle_t *h) {
+    pulsarc_producer_close((pulsarc_producer_t *)((char *)h - offsetof(pulsarc_producer_t, handle)));
+}
+
+static void handle_destroy(pc_handle_t *h) {
+    pulsarc_producer_destroy((pulsarc_producer_t *)((char *)h - offsetof(pulsarc_producer_t, handle)));
+}
+
+/* ---------- sending ---------- */
+
+/* Queues it, inside txn when set; on failure the item is not consumed. */
+static pulsarc_err_t submit_in(pulsarc_producer_t *p, pulsarc_txn_t *txn, send_item_t *it) {
+    pulsarc_err_t err = txn ? pc_txn_op_begin(txn) : PULSARC_OK;
+    if (err)
+        return err;
+    it->txn = txn;
+    err = p->ops->submit(p, it);
+    if (err && txn)
+        pc_txn_op_end(txn, err);
+    return err;
+}
+
+static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const pulsarc_msg_t *msg,
+                               pulsarc_msgid_t *id) {
+    if (!p || !msg)
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_msg_t copy = *msg; /* the loop writes the assigned sequence id here */
+    pc_waiter_t w;
+    send_item_t *it = calloc(1, sizeof *it);
+    if (!it)
+        return PULSARC_ERR_NOMEM;
+    pc_waiter_init(&w);
+    it->msg = &copy;
+    it->waiter = &w;
+    it->id_out = id;
+    pulsarc_err_t err = submit_in(p, txn, it);
+    if (err)
+        free(it);
+    else
+        err = pc_waiter_wait(&w, NULL, 0);
+    pc_waiter_destroy(&w);
+    return err;
+}
+
+pulsarc_err_t pulsarc_producer_send(pulsarc_producer_t *p, const pulsarc_msg_t *msg,
+                                    pulsarc_msgid_t *id) {
+    return send_sync(p, NULL, msg, id);
+}
+
+pulsarc_err_t pulsarc_producer_send_txn(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                        const pulsarc_msg_t *msg, pulsarc_msgid_t *id) {
+    return txn ? send_sync(p, txn, msg, id) : PULSARC_ERR_INVALID_ARG;
+}
+
+static pulsarc_err_t send_async(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsarc_msg_t *msg,
+                                pulsarc_send_cb cb, void *opaque) {
+    if (!msg)
+        return PULSARC_ERR_INVALID_ARG;
+    send_item_t *it = p ? calloc(1, sizeof *it) : NULL;
+    pulsarc_err_t err = !p ? PULSARC_ERR_INVALID_ARG : !it ? PULSARC_ERR_NOMEM : PULSARC_OK;
+    if (!err) {
+        it->msg = msg;
+        it->owns_msg = 1;
+        it->cb = cb;
+        it->opaque = opaque;
+        err = submit_in(p, txn, it);
+    }
+    if (err) { /* the callback still runs exactly once, here */
+        free(it);
+        if (cb)
+            cb(p, err, NULL, msg, opaque);
+        pulsarc_msg_destroy(msg);
+    }
+    return err;
+}
+
+pulsarc_err_t pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_msg_t *msg,
+                                          pulsarc_send_cb cb, void *opaque) {
+    return send_async(p, NULL, msg, cb, opaque);
+}
+
+pulsarc_err_t pulsarc_producer_send_async_txn(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                              pulsarc_msg_t *msg, pulsarc_send_cb cb,
+                                              void *opaque) {
+    if (txn)
+        return send_async(p, txn, msg, cb, opaque);
+    if (cb && msg) /* the callback still runs exactly once */
+        cb(p, PULSARC_ERR_INVALID_ARG, NULL, msg, opaque);
+    pulsarc_msg_destroy(msg);
+    return PULSARC_ERR_INVALID_ARG;
+}
+
+pulsarc_err_t pulsarc_producer_flush(pulsarc_producer_t *p, int timeout_ms) {
+    if (!p)
+        return PULSARC_ERR_INVALID_ARG;
+    return p->ops->flush(p, timeout_ms);
+}
+
+/* ---------- properties and stats ---------- */
+
+const char *pulsarc_producer_name(const pulsarc_producer_t *p) { return p ? p->name : NULL; }
+const char *pulsarc_producer_topic(const pulsarc_producer_t *p) { return p ? p->topic.full : NULL; }
+int pulsarc_producer_partitions(const pulsarc_producer_t *p) { return p ? p->ops->partitions(p) : 0; }
+
+int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *cp) {
+    pulsarc_producer_t *p = (pulsarc_producer_t *)cp; /* reading takes the producer's lock */
+    return p ? p->ops->last_sequence_id(p) : -1;
+}
+
+pulsarc_err_t pulsarc_producer_set_router(pulsarc_producer_t *p, pulsarc_router_cb cb, void *opaque) {
+    if (!p || !cb)
+        return PULSARC_ERR_INVALID_ARG;
+    return p->ops->set_router(p, cb, opaque);
+}
+
+pulsarc_err_t pulsarc_producer_stats(pulsarc_producer_t *p, pulsarc_producer_stats_t *out) {
+    if (!p || !out)
+        return PULSARC_ERR_INVALID_ARG;
+    pc_producer_stats_acc_t sum = {0};
+    uint64_t pending = 0;
+    p->ops->add_stats(p, &sum, &pending);
+    memset(out, 0, sizeof *out);
+    out->msgs_sent = sum.msgs_sent;
+    out->bytes_sent = sum.bytes_sent;
+    out->send_errors = sum.send_errors;
+    out->pending = pending;
+    out->latency_avg_ms = sum.msgs_sent ? (double)sum.latency_sum_ms / (double)sum.msgs_sent : 0;
+    out->latency_max_ms = sum.latency_max_ms;
+    return PULSARC_OK;
+}
