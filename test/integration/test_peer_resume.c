@@ -1,0 +1,235 @@
+/*
+ * A consumer resumes after the topic is unloaded and after its connection
+ * is cut in the middle of the flow, with no flow permits lost or doubled:
+ * the peers' "consumer silently stops receiving" reports come from permits
+ * the client believes it granted but the broker never got (or the reverse).
+ *
+ * One scenario per kind of interruption: a producer (directly on the
+ * broker) sends N messages while an Exclusive consumer with a small
+ * receiver queue (so permits are granted again and again) receives and
+ * acknowledges them; the topic is unloaded through the admin API, or every
+ * connection of the consumer's client is reset by the fault proxy, EVENTS
+ * times at even steps of the consumer's progress.
+ *
+ * Asserted:
+ *  - every message arrives (unique count N) and the consumer never goes
+ *    PEER_STALL_MS without a message while some are outstanding (a silent
+ *    stall fails the test with the counts at that moment);
+ *  - after the run, with the consumer's queue drained, the broker's count
+ *    of permits this consumer holds ("availablePermits" in the topic's
+ *    stats) is above 0 and at most the receiver queue size: 0 would be a
+ *    stall waiting to happen, more than the queue size means permits were
+ *    granted twice (the broker would push more than the queue holds);
+ *  - one more message sent then still arrives.
+ * Printed ("resume:" lines): sent, unique, deliveries, redelivered,
+ * reconnects, the broker's permits, the longest gap between two messages.
+ */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peer_util.h"
+
+#define N 6000
+#define EVENTS 5
+#define QUEUE 50
+#define QUEUE_STR "50"
+#define PEER_STALL_MS 30000
+
+/* ---------- the broker's permits ---------- */
+
+typedef struct body {
+    char data[65536];
+    size_t len;
+} body_t;
+
+static size_t keep(void *p, size_t sz, size_t n, void *u) {
+    body_t *b = u;
+    size_t k = sz * n, room = sizeof b->data - 1 - b->len;
+    memcpy(b->data + b->len, p, k < room ? k : room);
+    b->len += k < room ? k : room;
+    b->data[b->len] = '\0';
+    return sz * n;
+}
+
+/* availablePermits of the (only) consumer in the stats of topic (a short name in
+ * public/default); -1 if not found. */
+static long broker_permits(const char *topic) {
+    char url[1024];
+    snprintf(url, sizeof url, "%s/admin/v2/persistent/public/default/%s/stats", pct_admin_url(),
+             topic);
+    body_t *b = calloc(1, sizeof *b);
+    CURL *h = curl_easy_init();
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    long permits = -1;
+    if (curl_easy_perform(h) == CURLE_OK) {
+        const char *k = strstr(b->data, "\"availablePermits\"");
+        if (k && (k = strchr(k, ':')))
+            permits = strtol(k + 1, NULL, 10);
+    }
+    curl_easy_cleanup(h);
+    free(b);
+    return permits;
+}
+
+/* ---------- scenario ---------- */
+
+typedef struct resume {
+    const char *topic;
+    pulsarc_consumer_t *c;
+    int seen[N + 1];
+    _Atomic int unique, deliveries, redelivered;
+    _Atomic int64_t last_msg_ms, longest_gap_ms;
+    _Atomic int stop, stalled;
+    _Atomic int target; /* messages produced so far that must arrive */
+} resume_t;
+
+static void *consume(void *arg) {
+    resume_t *s = arg;
+    atomic_store(&s->last_msg_ms, peer_now_ms());
+    while (!atomic_load(&s->stop)) {
+        pulsarc_msg_t *m = NULL;
+        pulsarc_err_t e = pulsarc_consumer_receive(s->c, &m, 200);
+        int64_t now = peer_now_ms();
+        if (e != PULSARC_OK) {
+            if (atomic_load(&s->unique) < atomic_load(&s->target) &&
+                now - atomic_load(&s->last_msg_ms) > PEER_STALL_MS) {
+                atomic_store(&s->stalled, 1);
+                break;
+            }
+            continue;
+        }
+        int64_t gap = now - atomic_load(&s->last_msg_ms);
+        if (gap > atomic_load(&s->longest_gap_ms))
+            atomic_store(&s->longest_gap_ms, gap);
+        atomic_store(&s->last_msg_ms, now);
+        int i = atoi((const char *)pulsarc_msg_payload(m) + 1);
+        atomic_fetch_add(&s->deliveries, 1);
+        if (i >= 0 && i <= N) {
+            if (s->seen[i]++)
+                atomic_fetch_add(&s->redelivered, 1);
+            else
+                atomic_fetch_add(&s->unique, 1);
+        }
+        pulsarc_consumer_ack(s->c, m);
+        pulsarc_msg_destroy(m);
+    }
+    return NULL;
+}
+
+static void send_index(pulsarc_producer_t *p, int i) {
+    char body[16];
+    int len = snprintf(body, sizeof body, "m%d", i);
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    pulsarc_msg_set_payload(m, body, (size_t)len, PULSARC_MSG_F_COPY);
+    pulsarc_producer_send_async(p, m, NULL, NULL);
+}
+
+static void unload(const char *topic) {
+    char path[1024];
+    snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/unload", topic);
+    int code = -1;
+    for (int attempt = 0; attempt < 50 && code != 204 && code != 200; attempt++) {
+        code = pct_admin("PUT", path, NULL);
+        if (code != 204 && code != 200)
+            peer_sleep_ms(200);
+    }
+    ck_assert_msg(code == 204 || code == 200, "unload %s: HTTP %d", topic, code);
+}
+
+/* Waits (bounded) until the consumer has at least n unique messages or stalled. */
+static void wait_unique(resume_t *s, int n) {
+    while (atomic_load(&s->unique) < n && !atomic_load(&s->stalled))
+        peer_sleep_ms(20);
+}
+
+static void run(const char *scenario, int cut) {
+    resume_t *s = calloc(1, sizeof *s);
+    s->topic = pct_topic(cut ? "peer-resume-cut" : "peer-resume-unload");
+    pc_proxy_t *px = cut ? peer_proxy() : NULL;
+    const char *ckv[] = {"operationTimeoutMs", "10000", NULL};
+    pulsarc_client_t *cc = peer_client(px ? pc_proxy_url(px) : NULL, ckv);
+    const char *kv[] = {"subscriptionType", "Exclusive", "subscriptionInitialPosition", "Earliest",
+                        "receiverQueueSize", QUEUE_STR, NULL};
+    s->c = peer_consumer(cc, s->topic, "resume", kv);
+    pulsarc_client_t *pc = peer_client(NULL, NULL);
+    const char *pkv[] = {"batchingEnabled", "false", "sendTimeoutMs", "0", "blockIfQueueFull",
+                         "true", "maxPendingMessages", "500", NULL};
+    pulsarc_producer_t *p = peer_producer(pc, s->topic, pkv);
+    pthread_t thr;
+    pthread_create(&thr, NULL, consume, s);
+    /* Production in steps; an interruption when the consumer reached each step. */
+    int step = N / (EVENTS + 1), sent = 0;
+    for (int k = 0; k <= EVENTS; k++) {
+        for (; sent < (k + 1) * step; sent++)
+            send_index(p, sent);
+        atomic_store(&s->target, sent);
+        if (k == EVENTS)
+            break;
+        wait_unique(s, k * step + step / 2); /* mid-flow: half of this step consumed */
+        if (cut)
+            pc_proxy_cut_all(px);
+        else
+            unload(s->topic);
+    }
+    for (; sent < N; sent++)
+        send_index(p, sent);
+    atomic_store(&s->target, N);
+    ck_assert_int_eq(pulsarc_producer_flush(p, PEER_HANG_MS), PULSARC_OK);
+    wait_unique(s, N);
+    peer_sleep_ms(500); /* the flow after the last receive reaches the broker */
+    long permits = broker_permits(s->topic);
+    pulsarc_consumer_stats_t cs;
+    pulsarc_consumer_stats(s->c, &cs);
+    /* One more message must still come. */
+    send_index(p, N);
+    atomic_store(&s->target, N + 1);
+    pulsarc_producer_flush(p, PEER_HANG_MS);
+    wait_unique(s, N + 1);
+    atomic_store(&s->stop, 1);
+    pthread_join(thr, NULL);
+    printf("resume: %-7s sent=%d unique=%d deliveries=%d redelivered=%d reconnects=%llu "
+           "queue_len=%zu broker_permits=%ld queue_size=%d longest_gap_ms=%lld stalled=%d\n",
+           scenario, N + 1, atomic_load(&s->unique), atomic_load(&s->deliveries),
+           atomic_load(&s->redelivered), (unsigned long long)cs.reconnects, cs.queue_len, permits,
+           QUEUE, (long long)atomic_load(&s->longest_gap_ms), atomic_load(&s->stalled));
+    fflush(stdout);
+    ck_assert_msg(!atomic_load(&s->stalled), "%s: no message for %d ms with %d of %d received",
+                  scenario, PEER_STALL_MS, atomic_load(&s->unique), N);
+    ck_assert_msg(atomic_load(&s->unique) == N + 1, "%s: %d of %d messages arrived", scenario,
+                  atomic_load(&s->unique), N + 1);
+    ck_assert_msg(cs.reconnects >= 1, "%s: the consumer never reconnected", scenario);
+    ck_assert_msg(permits > 0 && permits <= QUEUE,
+                  "%s: the broker holds %ld permits for a consumer with a queue of %d", scenario,
+                  permits, QUEUE);
+    pulsarc_consumer_destroy(s->c);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(cc);
+    pulsarc_client_destroy(pc);
+    pc_proxy_destroy(px);
+    free(s);
+}
+
+START_TEST(test_resume_after_unload) { run("unload", 0); }
+END_TEST
+
+START_TEST(test_resume_after_cut) { run("cut", 1); }
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("live-peer-resume");
+    TCase *t = tcase_create("resume");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, test_resume_after_unload);
+    tcase_add_test(t, test_resume_after_cut);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+PC_TEST_MAIN(suite)
