@@ -99,11 +99,16 @@ static void *seeker(void *arg) {
     round_t *r = arg;
     pulsarc_msgid_t earliest = pulsarc_msgid_earliest();
     for (;;) {
-        if (pulsarc_consumer_seek(r->seek, &earliest) != PULSARC_OK)
+        pulsarc_err_t e = pulsarc_consumer_seek(r->seek, &earliest);
+        if (e == PULSARC_ERR_DISCONNECTED && !atomic_load(&r->closing)) {
+            peer_sleep_ms(10); /* refused while reconnecting from the last seek */
+            continue;
+        }
+        if (e != PULSARC_OK)
             break;
         atomic_fetch_add(&r->seeks, 1);
         pulsarc_msg_t *m = NULL;
-        pulsarc_err_t e = pulsarc_consumer_receive(r->seek, &m, 50);
+        e = pulsarc_consumer_receive(r->seek, &m, 50);
         if (e == PULSARC_OK)
             pulsarc_msg_destroy(m);
         else if (e != PULSARC_ERR_NO_MESSAGE)
