@@ -354,8 +354,9 @@ tsan-run: $(UNIT_BINS) $(addprefix $(BUILD)/test/integration/,$(TSAN_LIVE))
 
 # The reliability issue's full-size scenarios: 1,000,000 messages under 100
 # proxy cuts (dedup off and on) and 10 broker stop/starts (SIGTERM, SIGKILL);
-# 10,000 client/producer/consumer create-close cycles with traffic.
-LONG_LIVE := test_faults test_broker_churn test_peer_cycles
+# 10,000 client/producer/consumer create-close cycles with traffic; a
+# consumer's flow permits across 2 broker restarts.
+LONG_LIVE := test_faults test_broker_churn test_peer_cycles test_peer_resume
 .PHONY: long
 long: $(addprefix $(BUILD)/test/integration/,$(LONG_LIVE))
 	@$(BROKER) env PULSARC_LONG=1 bash test/run-tests.sh $^

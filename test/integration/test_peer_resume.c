@@ -9,7 +9,13 @@
  * receiver queue (so permits are granted again and again) receives and
  * acknowledges them; the topic is unloaded through the admin API, or every
  * connection of the consumer's client is reset by the fault proxy, EVENTS
- * times at even steps of the consumer's progress.
+ * times at even steps of the consumer's progress; or the whole broker is
+ * stopped and started again on its data (RESTARTS times, the second with
+ * SIGKILL) through the test/broker scripts of run-with-broker.sh (skipped,
+ * with a line saying so, on a broker the test did not start). The restarts
+ * run in make long only (PULSARC_LONG=1): a broker start took up to a
+ * minute here with other suites beside it. While the broker is down on
+ * purpose the stall clock stands still.
  *
  * Asserted:
  *  - every message arrives (unique count N) and the consumer never goes
@@ -25,6 +31,7 @@
  * reconnects, the broker's permits, the longest gap between two messages.
  */
 #include <curl/curl.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -35,6 +42,7 @@
 
 #define N 6000
 #define EVENTS 5
+#define RESTARTS 2
 #define QUEUE 50
 #define QUEUE_STR "50"
 #define PEER_STALL_MS 30000
@@ -87,6 +95,7 @@ typedef struct resume {
     _Atomic int unique, deliveries, redelivered;
     _Atomic int64_t last_msg_ms, longest_gap_ms;
     _Atomic int stop, stalled;
+    _Atomic int outage; /* the broker is down on purpose: no stall is counted */
     _Atomic int target; /* messages produced so far that must arrive */
 } resume_t;
 
@@ -98,8 +107,10 @@ static void *consume(void *arg) {
         pulsarc_err_t e = pulsarc_consumer_receive(s->c, &m, 200);
         int64_t now = peer_now_ms();
         if (e != PULSARC_OK) {
-            if (atomic_load(&s->unique) < atomic_load(&s->target) &&
-                now - atomic_load(&s->last_msg_ms) > PEER_STALL_MS) {
+            if (atomic_load(&s->outage))
+                atomic_store(&s->last_msg_ms, now);
+            else if (atomic_load(&s->unique) < atomic_load(&s->target) &&
+                     now - atomic_load(&s->last_msg_ms) > PEER_STALL_MS) {
                 atomic_store(&s->stalled, 1);
                 break;
             }
@@ -149,9 +160,30 @@ static void wait_unique(resume_t *s, int n) {
         peer_sleep_ms(20);
 }
 
-static void run(const char *scenario, int cut) {
+/* "<dir of PULSARC_TEST_MINT_TOKEN>" = the test/broker scripts of run-with-broker.sh, or NULL. */
+static const char *broker_dir(void) {
+    static char dir[1024];
+    const char *mint = getenv("PULSARC_TEST_MINT_TOKEN");
+    if (!mint || !*mint)
+        return NULL;
+    snprintf(dir, sizeof dir, "%s", mint);
+    return dirname(dir);
+}
+
+static void run_script(const char *script, const char *arg) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "bash '%s/%s' %s", broker_dir(), script, arg);
+    int rc = system(cmd);
+    ck_assert_msg(rc == 0, "%s failed (status %d)", cmd, rc);
+}
+
+enum interruption { UNLOAD, CUT, RESTART };
+
+static void run(const char *scenario, enum interruption how, int events) {
+    int cut = how == CUT;
     resume_t *s = calloc(1, sizeof *s);
-    s->topic = pct_topic(cut ? "peer-resume-cut" : "peer-resume-unload");
+    s->topic = pct_topic(how == CUT ? "peer-resume-cut" : how == UNLOAD ? "peer-resume-unload"
+                                                                        : "peer-resume-restart");
     pc_proxy_t *px = cut ? peer_proxy() : NULL;
     const char *ckv[] = {"operationTimeoutMs", "10000", NULL};
     pulsarc_client_t *cc = peer_client(px ? pc_proxy_url(px) : NULL, ckv);
@@ -165,18 +197,25 @@ static void run(const char *scenario, int cut) {
     pthread_t thr;
     pthread_create(&thr, NULL, consume, s);
     /* Production in steps; an interruption when the consumer reached each step. */
-    int step = N / (EVENTS + 1), sent = 0;
-    for (int k = 0; k <= EVENTS; k++) {
+    int step = N / (events + 1), sent = 0;
+    for (int k = 0; k <= events; k++) {
         for (; sent < (k + 1) * step; sent++)
             send_index(p, sent);
         atomic_store(&s->target, sent);
-        if (k == EVENTS)
+        if (k == events)
             break;
         wait_unique(s, k * step + step / 2); /* mid-flow: half of this step consumed */
-        if (cut)
+        if (how == CUT) {
             pc_proxy_cut_all(px);
-        else
+        } else if (how == UNLOAD) {
             unload(s->topic);
+        } else {
+            atomic_store(&s->outage, 1);
+            run_script("stop.sh", k % 2 ? "--kill" : "");
+            run_script("start.sh", "--keep-data");
+            atomic_store(&s->last_msg_ms, peer_now_ms()); /* the stall clock starts again */
+            atomic_store(&s->outage, 0);
+        }
     }
     for (; sent < N; sent++)
         send_index(p, sent);
@@ -187,6 +226,8 @@ static void run(const char *scenario, int cut) {
     long permits = broker_permits(s->topic);
     pulsarc_consumer_stats_t cs;
     pulsarc_consumer_stats(s->c, &cs);
+    pulsarc_producer_stats_t ps;
+    pulsarc_producer_stats(p, &ps);
     /* One more message must still come. */
     send_index(p, N);
     atomic_store(&s->target, N + 1);
@@ -195,10 +236,13 @@ static void run(const char *scenario, int cut) {
     atomic_store(&s->stop, 1);
     pthread_join(thr, NULL);
     printf("resume: %-7s sent=%d unique=%d deliveries=%d redelivered=%d reconnects=%llu "
-           "queue_len=%zu broker_permits=%ld queue_size=%d longest_gap_ms=%lld stalled=%d\n",
+           "queue_len=%zu broker_permits=%ld queue_size=%d longest_gap_ms=%lld stalled=%d "
+           "producer_acked=%llu producer_pending=%llu producer_errors=%llu\n",
            scenario, N + 1, atomic_load(&s->unique), atomic_load(&s->deliveries),
            atomic_load(&s->redelivered), (unsigned long long)cs.reconnects, cs.queue_len, permits,
-           QUEUE, (long long)atomic_load(&s->longest_gap_ms), atomic_load(&s->stalled));
+           QUEUE, (long long)atomic_load(&s->longest_gap_ms), atomic_load(&s->stalled),
+           (unsigned long long)ps.msgs_sent, (unsigned long long)ps.pending,
+           (unsigned long long)ps.send_errors);
     fflush(stdout);
     ck_assert_msg(!atomic_load(&s->stalled), "%s: no message for %d ms with %d of %d received",
                   scenario, PEER_STALL_MS, atomic_load(&s->unique), N);
@@ -216,19 +260,36 @@ static void run(const char *scenario, int cut) {
     free(s);
 }
 
-START_TEST(test_resume_after_unload) { run("unload", 0); }
+START_TEST(test_resume_after_unload) { run("unload", UNLOAD, EVENTS); }
 END_TEST
 
-START_TEST(test_resume_after_cut) { run("cut", 1); }
+START_TEST(test_resume_after_cut) { run("cut", CUT, EVENTS); }
+END_TEST
+
+START_TEST(test_resume_after_restart) {
+    if (!peer_env_on("PULSARC_LONG")) {
+        printf("resume: restart skipped: runs in make long (PULSARC_LONG=1), a broker start "
+               "takes up to a minute on a loaded machine\n");
+        return;
+    }
+    if (!broker_dir()) {
+        printf("resume: restart skipped: not on a broker started by run-with-broker.sh\n");
+        return;
+    }
+    run("restart", RESTART, RESTARTS);
+}
 END_TEST
 
 static Suite *suite(void) {
     Suite *s = suite_create("live-peer-resume");
-    TCase *t = tcase_create("resume");
+    TCase *t = tcase_create("resume"), *r = tcase_create("restart");
     tcase_set_timeout(t, 300);
+    tcase_set_timeout(r, 600);
     tcase_add_test(t, test_resume_after_unload);
     tcase_add_test(t, test_resume_after_cut);
+    tcase_add_test(r, test_resume_after_restart);
     suite_add_tcase(s, t);
+    suite_add_tcase(s, r);
     return s;
 }
 
