@@ -45,7 +45,7 @@
 #define RESTARTS 2
 #define QUEUE 50
 #define QUEUE_STR "50"
-#define PEER_STALL_MS 30000
+#define PEER_STALL_MS PEER_HANG_MS
 
 /* ---------- the broker's permits ---------- */
 
