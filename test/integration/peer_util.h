@@ -7,6 +7,7 @@
  *    destroy returned);
  *  - the fault proxy in front of the test broker;
  *  - the process's resident set and open descriptor count;
+ *  - an admin GET that keeps the answer's body;
  *  - a generous hang bound for waits (never a timing assertion).
  *
  * Threads: ledger_record runs on the client's callback thread(s); the
@@ -15,6 +16,7 @@
  */
 #ifndef PC_PEER_UTIL_H
 #define PC_PEER_UTIL_H
+#include <curl/curl.h>
 #include <dirent.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -232,6 +234,44 @@ static inline int peer_count_stored(pulsarc_client_t *c, const char *topic) {
     }
     pulsarc_reader_destroy(r);
     return n;
+}
+
+/* ---------- admin answers ---------- */
+
+#define PEER_BODY_MAX 65536
+
+typedef struct peer_body {
+    char *data;
+    size_t len, cap;
+} peer_body_t;
+
+static inline size_t peer_body_keep(void *p, size_t sz, size_t n, void *u) {
+    peer_body_t *b = u;
+    size_t k = sz * n, room = b->cap - 1 - b->len;
+    memcpy(b->data + b->len, p, k < room ? k : room);
+    b->len += k < room ? k : room;
+    b->data[b->len] = '\0';
+    return sz * n;
+}
+
+/* GET of an admin path; the body (cut at cap - 1 bytes) into buf. The HTTP status, or -1. */
+static inline long peer_admin_get(const char *path, char *buf, size_t cap) {
+    char url[1024];
+    snprintf(url, sizeof url, "%s%s", pct_admin_url(), path);
+    peer_body_t b = {buf, 0, cap};
+    buf[0] = '\0';
+    CURL *h = curl_easy_init();
+    if (!h)
+        return -1;
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, peer_body_keep);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    long code = -1;
+    if (curl_easy_perform(h) == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    return code;
 }
 
 /* ---------- process resources ---------- */

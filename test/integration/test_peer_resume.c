@@ -30,7 +30,6 @@
  * Printed ("resume:" lines): sent, unique, deliveries, redelivered,
  * reconnects, the broker's permits, the longest gap between two messages.
  */
-#include <curl/curl.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,40 +48,19 @@
 
 /* ---------- the broker's permits ---------- */
 
-typedef struct body {
-    char data[65536];
-    size_t len;
-} body_t;
-
-static size_t keep(void *p, size_t sz, size_t n, void *u) {
-    body_t *b = u;
-    size_t k = sz * n, room = sizeof b->data - 1 - b->len;
-    memcpy(b->data + b->len, p, k < room ? k : room);
-    b->len += k < room ? k : room;
-    b->data[b->len] = '\0';
-    return sz * n;
-}
-
 /* availablePermits of the (only) consumer in the stats of topic (a short name in
  * public/default); -1 if not found. */
 static long broker_permits(const char *topic) {
-    char url[1024];
-    snprintf(url, sizeof url, "%s/admin/v2/persistent/public/default/%s/stats", pct_admin_url(),
-             topic);
-    body_t *b = calloc(1, sizeof *b);
-    CURL *h = curl_easy_init();
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    char path[1024];
+    snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/stats", topic);
+    char *body = malloc(PEER_BODY_MAX);
     long permits = -1;
-    if (curl_easy_perform(h) == CURLE_OK) {
-        const char *k = strstr(b->data, "\"availablePermits\"");
+    if (peer_admin_get(path, body, PEER_BODY_MAX) == 200) {
+        const char *k = strstr(body, "\"availablePermits\"");
         if (k && (k = strchr(k, ':')))
             permits = strtol(k + 1, NULL, 10);
     }
-    curl_easy_cleanup(h);
-    free(b);
+    free(body);
     return permits;
 }
 
