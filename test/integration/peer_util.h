@@ -168,6 +168,17 @@ static inline pulsarc_err_t peer_send(pulsarc_producer_t *p, peer_send_ctx_t *ct
     return pulsarc_producer_send_async(p, m, peer_on_sent, &ctxs[i]);
 }
 
+/* The index n of a payload "<letter><n>" (payloads carry no NUL: copied first); -1 if none. */
+static inline int peer_payload_index(const pulsarc_msg_t *m) {
+    char text[32];
+    size_t len = pulsarc_msg_len(m);
+    if (len < 2 || len >= sizeof text)
+        return -1;
+    memcpy(text, pulsarc_msg_payload(m), len);
+    text[len] = '\0';
+    return atoi(text + 1);
+}
+
 /* ---------- handles ---------- */
 
 static inline pc_proxy_t *peer_proxy(void) {

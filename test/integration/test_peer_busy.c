@@ -119,7 +119,7 @@ static void consumer_busy(const char *scenario, int alive) {
         pulsarc_msg_t *m = NULL;
         last = pulsarc_consumer_receive(cons, &m, PEER_HANG_MS);
         ck_assert_msg(last == PULSARC_OK, "receive before the cut: %s", pulsarc_errname(last));
-        int i = atoi((const char *)pulsarc_msg_payload(m) + 1);
+        int i = peer_payload_index(m);
         received++;
         if (i >= 0 && i < N && !seen[i]++)
             got++;
@@ -138,7 +138,7 @@ static void consumer_busy(const char *scenario, int alive) {
         last = pulsarc_consumer_receive(cons, &m, PEER_HANG_MS);
         if (last != PULSARC_OK)
             break;
-        int i = atoi((const char *)pulsarc_msg_payload(m) + 1);
+        int i = peer_payload_index(m);
         received++;
         if (i >= 0 && i < N && !seen[i]++)
             got++;

@@ -98,7 +98,7 @@ static void *consume(void *arg) {
         if (gap > atomic_load(&s->longest_gap_ms))
             atomic_store(&s->longest_gap_ms, gap);
         atomic_store(&s->last_msg_ms, now);
-        int i = atoi((const char *)pulsarc_msg_payload(m) + 1);
+        int i = peer_payload_index(m);
         atomic_fetch_add(&s->deliveries, 1);
         if (i >= 0 && i <= N) {
             if (s->seen[i]++)

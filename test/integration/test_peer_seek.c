@@ -14,6 +14,13 @@
  * every later message in order with no gap or repeat, and
  * has-message-available 0 at the end. Printed: one "seek:" line per case.
  *
+ * After compaction (triggered through the admin API and awaited), a reader
+ * with readCompacted sees the latest value of each key up to the
+ * compaction horizon, then everything after it: started at earliest, at a
+ * message compacted away, or at a surviving one (inclusive or not), it
+ * reads exactly the expected sequence, and has-message-available says 1
+ * before and 0 after.
+ *
  * Reader seek moves an existing reader back into the middle of a batch:
  * asserted that what follows is contiguous to the end (nothing lost, no
  * message twice) and starts at the seek target or the one after it (the
@@ -73,6 +80,14 @@ static const char *fill(pulsarc_client_t *c, topic_ids_t *t) {
     int done = atomic_load(&t->done);
     ck_assert_msg(done == N, "fill: %d callbacks (1000 per failure) for %d sends", done, N);
     pulsarc_producer_destroy(p);
+    /* One producer: stored in the order sent. */
+    for (int i = 1; i < N; i++) {
+        char a[64], b[64];
+        pulsarc_msgid_format(&t->id[i - 1], a, sizeof a);
+        pulsarc_msgid_format(&t->id[i], b, sizeof b);
+        ck_assert_msg(pulsarc_msgid_compare(&t->id[i - 1], &t->id[i]) < 0,
+                      "m%d stored at %s, before m%d at %s", i, b, i - 1, a);
+    }
     /* The batching is what the cases rely on: message i is batch index i % BATCH. */
     for (int i = 0; i < N; i++)
         ck_assert_msg(t->id[i].batch_index == i % BATCH,
@@ -82,7 +97,7 @@ static const char *fill(pulsarc_client_t *c, topic_ids_t *t) {
 }
 
 static int index_of(const pulsarc_msg_t *m) {
-    return atoi((const char *)pulsarc_msg_payload(m) + 1);
+    return peer_payload_index(m);
 }
 
 /*
@@ -91,6 +106,7 @@ static int index_of(const pulsarc_msg_t *m) {
  */
 static int read_rest(pulsarc_reader_t *r, int *first, int *count) {
     int prev = -1, contiguous = 1;
+    char order[512] = "";
     *first = -1;
     *count = 0;
     pulsarc_msg_t *m = NULL;
@@ -102,8 +118,12 @@ static int read_rest(pulsarc_reader_t *r, int *first, int *count) {
             contiguous = 0;
         prev = i;
         (*count)++;
+        size_t used = strlen(order);
+        snprintf(order + used, sizeof order - used, " %d", i);
         pulsarc_msg_destroy(m);
     }
+    if (!contiguous)
+        printf("seek: out of order, read:%s\n", order);
     return contiguous && (prev == N - 1 || *count == 0);
 }
 
@@ -307,6 +327,112 @@ START_TEST(test_consumer_seek_repeated) {
 }
 END_TEST
 
+/* ---------- after compaction ---------- */
+
+#define KEYS 5
+#define BEFORE 20 /* messages before compaction: m0..m19, key k<i % KEYS> */
+#define AFTER 2   /* after it: m20, m21 */
+
+/* Compacts topic through the admin API and waits (bounded) for the result. */
+static void compact(const char *topic) {
+    char path[1024], body[512];
+    snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/compaction", topic);
+    int code = pct_admin("PUT", path, NULL);
+    ck_assert_msg(code == 204 || code == 200, "compaction of %s: HTTP %d", topic, code);
+    int64_t end = peer_now_ms() + PEER_HANG_MS;
+    while (peer_now_ms() < end) {
+        if (peer_admin_get(path, body, sizeof body) == 200 && strstr(body, "SUCCESS"))
+            return;
+        ck_assert_msg(!strstr(body, "ERROR"), "compaction of %s: %s", topic, body);
+        peer_sleep_ms(200);
+    }
+    ck_abort_msg("compaction of %s did not finish: %s", topic, body);
+}
+
+/* Unbatched keyed messages m<from>..m<to-1>; their ids into ids. */
+static void send_keyed(pulsarc_producer_t *p, int from, int to, pulsarc_msgid_t *ids) {
+    for (int i = from; i < to; i++) {
+        char body[16], key[16];
+        int len = snprintf(body, sizeof body, "m%d", i);
+        snprintf(key, sizeof key, "k%d", i % KEYS);
+        pulsarc_msg_t *m = pulsarc_msg_new();
+        pulsarc_msg_set_payload(m, body, (size_t)len, PULSARC_MSG_F_COPY);
+        pulsarc_msg_set_key(m, key);
+        pulsarc_err_t e = pulsarc_producer_send(p, m, &ids[i]);
+        pulsarc_msg_destroy(m);
+        ck_assert_msg(e == PULSARC_OK, "send m%d: %s", i, pulsarc_errname(e));
+    }
+}
+
+/* Reads everything from a compacted-view reader at start; the indices read into got. */
+static int read_compacted(pulsarc_client_t *c, const char *topic, pulsarc_msgid_t start,
+                          int inclusive, int *got, int cap, int *avail) {
+    const char *kv[] = {"readCompacted", "true", NULL};
+    pulsarc_conf_t *conf = pct_conf(kv);
+    pulsarc_reader_t *r = NULL;
+    char err[256];
+    pulsarc_err_t e = pulsarc_reader_new(c, topic, &start, inclusive, conf, &r, err, sizeof err);
+    pulsarc_conf_destroy(conf);
+    ck_assert_msg(e == PULSARC_OK, "compacted reader: %s", err);
+    *avail = has_available(r);
+    int n = 0;
+    pulsarc_msg_t *m = NULL;
+    while (pulsarc_reader_read(r, &m, 2000) == PULSARC_OK) {
+        if (n < cap)
+            got[n] = index_of(m);
+        n++;
+        pulsarc_msg_destroy(m);
+    }
+    ck_assert_int_eq(has_available(r), 0);
+    pulsarc_reader_destroy(r);
+    return n;
+}
+
+START_TEST(test_reader_after_compaction) {
+    pulsarc_client_t *c = peer_client(NULL, NULL);
+    const char *topic = pct_topic("peer-seek-compacted");
+    const char *pkv[] = {"batchingEnabled", "false", NULL};
+    pulsarc_producer_t *p = peer_producer(c, topic, pkv);
+    pulsarc_msgid_t ids[BEFORE + AFTER];
+    send_keyed(p, 0, BEFORE, ids);
+    compact(topic);
+    send_keyed(p, BEFORE, BEFORE + AFTER, ids);
+    pulsarc_producer_destroy(p);
+    /* The compacted view: the last value of each key (m15..m19), then m20, m21. */
+    const int view[] = {15, 16, 17, 18, 19, 20, 21};
+    const int nview = (int)(sizeof view / sizeof view[0]);
+    struct {
+        const char *name;
+        pulsarc_msgid_t start;
+        int inclusive, from; /* expected: view[from..] */
+    } cases[] = {
+        {"earliest", pulsarc_msgid_earliest(), 0, 0},
+        {"compacted away (m3)", ids[3], 0, 0},
+        {"compacted away (m3)", ids[3], 1, 0},
+        {"survivor (m17)", ids[17], 0, 3},
+        {"survivor (m17)", ids[17], 1, 2},
+        {"after the horizon (m20)", ids[20], 0, 6},
+        {"after the horizon (m20)", ids[20], 1, 5},
+    };
+    int failed = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int got[64], avail;
+        int n = read_compacted(c, topic, cases[k].start, cases[k].inclusive, got, 64, &avail);
+        int want_n = nview - cases[k].from, same = n == want_n;
+        for (int i = 0; same && i < n; i++)
+            same = got[i] == view[cases[k].from + i];
+        printf("seek: compacted %-24s inclusive=%d available=%d read=%d (want %d) first=%d "
+               "(want %d) sequence_ok=%d\n",
+               cases[k].name, cases[k].inclusive, avail, n, want_n, n ? got[0] : -1,
+               view[cases[k].from], same);
+        fflush(stdout);
+        failed += !same || avail != 1;
+    }
+    pulsarc_client_destroy(c);
+    ck_assert_msg(failed == 0, "%d compacted-view cases wrong", failed);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("live-peer-seek");
     TCase *t = tcase_create("seek");
@@ -314,6 +440,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_reader_start_positions);
     tcase_add_test(t, test_reader_seek_into_batch);
     tcase_add_test(t, test_consumer_seek_repeated);
+    tcase_add_test(t, test_reader_after_compaction);
     suite_add_tcase(s, t);
     return s;
 }
