@@ -5,8 +5,8 @@
  * A descriptor, a thread or a few hundred bytes kept per cycle is a leak
  * the peers' users found only in production, after days of reconnecting.
  *
- * Cycles: 1,000 by default (about a minute), 10,000 with PULSARC_LONG=1
- * (make long). Printed at the start, the middle and the end ("cycles:"
+ * Cycles: 1,000 by default (25 s here), 10,000 with PULSARC_LONG=1 (make
+ * long; 2.5 min here). Printed at the start, the middle and the end ("cycles:"
  * lines): the process's resident set (VmRSS) and open descriptors.
  *
  * Asserted:
