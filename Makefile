@@ -338,10 +338,11 @@ asan:
 	$(MAKE) BUILD=build-asan OPT='-O1 -g -fno-omit-frame-pointer' \
 	  SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' unit live
 
-# ThreadSanitizer: unit tests, then test_basic, test_consumer, test_txn and test_sink on a broker,
+# ThreadSanitizer: unit tests, then test_basic, test_consumer, test_txn, test_sink and
+# test_peer_close_inflight (close with everything in flight) on a broker,
 # in build-tsan. A race makes the test program exit non-zero (TSan's
 # exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
-TSAN_LIVE := test_basic test_consumer test_txn test_sink
+TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight
 .PHONY: tsan tsan-run
 tsan:
 	$(MAKE) BUILD=build-tsan OPT='-O1 -g -fno-omit-frame-pointer' SAN='-fsanitize=thread' tsan-run
@@ -353,8 +354,10 @@ tsan-run: $(UNIT_BINS) $(addprefix $(BUILD)/test/integration/,$(TSAN_LIVE))
 	  exit $$st
 
 # The reliability issue's full-size scenarios: 1,000,000 messages under 100
-# proxy cuts (dedup off and on) and 10 broker stop/starts (SIGTERM, SIGKILL).
-LONG_LIVE := test_faults test_broker_churn
+# proxy cuts (dedup off and on) and 10 broker stop/starts (SIGTERM, SIGKILL);
+# 10,000 client/producer/consumer create-close cycles with traffic; a
+# consumer's flow permits across 2 broker restarts.
+LONG_LIVE := test_faults test_broker_churn test_peer_cycles test_peer_resume
 .PHONY: long
 long: $(addprefix $(BUILD)/test/integration/,$(LONG_LIVE))
 	@$(BROKER) env PULSARC_LONG=1 bash test/run-tests.sh $^

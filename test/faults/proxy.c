@@ -24,6 +24,13 @@
  *  - EOF on one side: the pipe stops reading, drains its queue, then the
  *    whole pair closes (a broker's last ERROR before it hangs up still
  *    reaches the client).
+ *  - An orphaned pair has lost its client side (reset) while its upstream
+ *    socket stays open, unread and unwritten, for a while: the broker still
+ *    sees the old connection, with its producers and consumers, when the
+ *    client reconnects through a new one (what a client sees after a
+ *    network failure the broker has not noticed yet). Optionally it answers
+ *    the broker's PINGs with PONGs, so that a broker checking the old
+ *    connection's liveness finds it alive and refuses the newcomer (busy).
  */
 #include "proxy.h"
 
@@ -82,6 +89,8 @@ struct pair {
     pend_t c, u;
     ppipe_t up, down;
     int dead;
+    int64_t orphan_until; /* client side gone, upstream held open until then; 0: not orphaned */
+    int orphan_pongs;     /* the orphan answers the broker's PINGs (looks alive) */
 };
 
 typedef struct pstats {
@@ -99,6 +108,8 @@ struct pc_proxy {
     /* control, under lock */
     int stop;
     uint64_t cut_req, cut_done;
+    uint64_t orphan_req, orphan_done;
+    int orphan_hold_ms, orphan_pongs;
     uint64_t budget_req, budget_gen;
     int64_t stall_until;
     int delay_ms;
@@ -261,7 +272,55 @@ static void set_interest(pc_proxy_t *p, pend_t *e, uint32_t ev) {
     e->ev = ev;
 }
 
+#define TYPE_PING PULSAR__PROTO__BASE_COMMAND__TYPE__PING
+
+/* An orphan's upstream is readable: answer PINGs if asked to, drop the rest. 1: closed. */
+static int orphan_read(pair_t *pr) {
+    /* A PONG frame: sizes 9 and 5, then BaseCommand{type=PONG, pong={}}. */
+    static const uint8_t pong[] = {0, 0, 0, 9, 0, 0, 0, 5, 0x08, 0x13, 0x9a, 0x01, 0x00};
+    uint8_t buf[READ_CHUNK];
+    ssize_t n = recv(pr->u.fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        return 1;
+    if (n < 0)
+        return 0;
+    ppipe_t *pp = &pr->down;
+    pc_buf_append(&pp->asmb, buf, (size_t)n);
+    size_t off = 0;
+    while (pp->asmb.len - off >= 4) {
+        const uint8_t *f = pp->asmb.data + off;
+        uint64_t total = (uint64_t)pc_rd_u32(f) + 4;
+        if (total > MAX_FRAME)
+            return 1;
+        if (pp->asmb.len - off < total)
+            break;
+        if (pr->orphan_pongs && total >= 10 && f[8] == 0x08 && f[9] == TYPE_PING &&
+            send(pr->u.fd, pong, sizeof pong, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+            return 1;
+        off += (size_t)total;
+    }
+    pc_buf_consume(&pp->asmb, off);
+    return 0;
+}
+
+/* Closes what an orphaned pair still holds: its upstream socket. */
+static void orphan_close(pc_proxy_t *p, pair_t *pr, int reset) {
+    if (reset) {
+        struct linger lg = {1, 0};
+        setsockopt(pr->u.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    }
+    epoll_ctl(p->ep, EPOLL_CTL_DEL, pr->u.fd, NULL);
+    close(pr->u.fd);
+    pipe_free(&pr->down);
+    pr->dead = 1;
+    atomic_fetch_sub(&p->st.open, 1);
+}
+
 static void pair_close(pc_proxy_t *p, pair_t *pr, int reset) {
+    if (pr->orphan_until) {
+        orphan_close(p, pr, reset);
+        return;
+    }
     if (reset) {
         struct linger lg = {1, 0};
         setsockopt(pr->c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
@@ -380,6 +439,34 @@ static void reap(pc_proxy_t *p) {
     }
 }
 
+/* Resets every client side; upstream sockets stay open for hold_ms. */
+static void orphan_everything(pc_proxy_t *p, int hold_ms, int pongs) {
+    atomic_fetch_add(&p->st.cut_events, 1);
+    int64_t until = now_ms() + (hold_ms > 0 ? hold_ms : 1);
+    for (pair_t *pr = p->pairs; pr; pr = pr->next) {
+        if (pr->dead || pr->orphan_until)
+            continue;
+        struct linger lg = {1, 0};
+        setsockopt(pr->c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        epoll_ctl(p->ep, EPOLL_CTL_DEL, pr->c.fd, NULL);
+        close(pr->c.fd);
+        pipe_free(&pr->up);
+        /* The down pipe's queue goes (nobody to deliver it to); its frame
+         * assembler stays, positioned on a frame boundary, for orphan_read. */
+        while (pr->down.head) {
+            chunk_t *ch = pr->down.head;
+            pr->down.head = ch->next;
+            free(ch);
+        }
+        pr->down.tail = NULL;
+        pr->down.queued = 0;
+        set_interest(p, &pr->u, EPOLLIN);
+        pr->orphan_until = until;
+        pr->orphan_pongs = pongs;
+        atomic_fetch_add(&p->st.conns_cut, 1);
+    }
+}
+
 static void cut_everything(pc_proxy_t *p) {
     atomic_fetch_add(&p->st.cut_events, 1);
     for (pair_t *pr = p->pairs; pr; pr = pr->next) {
@@ -398,7 +485,8 @@ static void cut_everything(pc_proxy_t *p) {
 static int sync_control(pc_proxy_t *p) {
     pthread_mutex_lock(&p->lock);
     int stop = p->stop;
-    uint64_t want_cut = p->cut_req;
+    uint64_t want_cut = p->cut_req, want_orphan = p->orphan_req;
+    int hold = p->orphan_hold_ms, pongs = p->orphan_pongs;
     if (p->budget_gen != p->budget_seen) {
         p->budget_seen = p->budget_gen;
         p->budget = p->budget_req ? (int64_t)p->budget_req : -1;
@@ -406,6 +494,13 @@ static int sync_control(pc_proxy_t *p) {
     p->t_stall = p->stall_until;
     p->t_delay = p->delay_ms;
     pthread_mutex_unlock(&p->lock);
+    if (want_orphan != p->orphan_done) {
+        orphan_everything(p, hold, pongs);
+        pthread_mutex_lock(&p->lock);
+        p->orphan_done = want_orphan;
+        pthread_cond_broadcast(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+    }
     if (want_cut != p->cut_done) {
         cut_everything(p);
         pthread_mutex_lock(&p->lock);
@@ -422,6 +517,8 @@ static int wait_ms(const pc_proxy_t *p, int64_t now) {
     if (p->t_stall > now && p->t_stall < next)
         next = p->t_stall;
     for (const pair_t *pr = p->pairs; pr; pr = pr->next) {
+        if (pr->orphan_until && !pr->dead && pr->orphan_until < next)
+            next = pr->orphan_until;
         if (pr->up.head && pr->up.head->due < next)
             next = pr->up.head->due;
         if (pr->down.head && pr->down.head->due < next)
@@ -447,9 +544,14 @@ static void *proxy_main(void *arg) {
         if (sync_control(p))
             break;
         int64_t now = now_ms();
-        for (pair_t *pr = p->pairs; pr; pr = pr->next)
-            if (!pr->dead)
+        for (pair_t *pr = p->pairs; pr; pr = pr->next) {
+            if (pr->dead)
+                continue;
+            if (!pr->orphan_until)
                 pair_service(p, pr, now);
+            else if (now >= pr->orphan_until || orphan_read(pr))
+                orphan_close(p, pr, 0);
+        }
         if (p->cut_now)
             cut_everything(p);
         reap(p);
@@ -527,6 +629,17 @@ void pc_proxy_cut_all(pc_proxy_t *p) {
     uint64_t req = ++p->cut_req;
     wake(p);
     while (p->cut_done < req && !p->stop)
+        pthread_cond_wait(&p->cond, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void pc_proxy_orphan_all(pc_proxy_t *p, int hold_ms, int answer_pings) {
+    pthread_mutex_lock(&p->lock);
+    p->orphan_hold_ms = hold_ms;
+    p->orphan_pongs = answer_pings;
+    uint64_t req = ++p->orphan_req;
+    wake(p);
+    while (p->orphan_done < req && !p->stop)
         pthread_cond_wait(&p->cond, &p->lock);
     pthread_mutex_unlock(&p->lock);
 }

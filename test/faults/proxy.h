@@ -34,6 +34,13 @@ int pc_proxy_port(const pc_proxy_t *p);
 const char *pc_proxy_url(const pc_proxy_t *p);
 /* Resets every open connection (RST both sides); returns once they are closed. */
 void pc_proxy_cut_all(pc_proxy_t *p);
+/* Resets the client side of every open connection but keeps its upstream
+ * socket open for hold_ms, then closes it: the broker still holds the old
+ * connection while the client reconnects. What the broker sends there is
+ * dropped; with answer_pings its PINGs get PONGs, so the old connection
+ * passes the broker's liveness checks. Returns once the client sides are
+ * closed. */
+void pc_proxy_orphan_all(pc_proxy_t *p, int hold_ms, int answer_pings);
 /* Arms a one-shot cut: after `bytes` more bytes are forwarded (both
  * directions, all connections), every connection is reset, usually in the
  * middle of a frame. 0 disarms. */
