@@ -481,8 +481,9 @@ static pulsarc_err_t start_txn_ack(pulsarc_consumer_t *c, pulsarc_txn_t *t,
     return err ? err : post_txn_ack(target, t, id, cumulative, w);
 }
 
-pulsarc_err_t pc_consumer_ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
-                                  const pulsarc_msgid_t *id, int cumulative) {
+/* One acknowledgement in t, waiting for the broker's ACK_RESPONSE. */
+static pulsarc_err_t ack_txn_one(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                 const pulsarc_msgid_t *id, int cumulative) {
     pc_waiter_t w;
     pc_waiter_init(&w);
     pulsarc_err_t err = start_txn_ack(c, t, id, cumulative, &w);
@@ -492,10 +493,15 @@ pulsarc_err_t pc_consumer_ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
     return err;
 }
 
-/* All n requests go out before the first answer is awaited: one round trip, not n. */
-pulsarc_err_t pc_consumer_ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
-                                       const pulsarc_msgid_t *ids, size_t n,
-                                       pulsarc_err_t *errs) {
+/*
+ * Individual acks of n ids in t, all sent before the first answer is
+ * awaited (one round trip, not n); returns the first error, and each id's
+ * outcome in errs[n] when not NULL. Not a transaction operation by
+ * itself: callers wrap it in pc_txn_op_begin/end with the outcome that
+ * should (or should not) doom t.
+ */
+static pulsarc_err_t ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                  const pulsarc_msgid_t *ids, size_t n, pulsarc_err_t *errs) {
     pc_waiter_t *w = calloc(n ? n : 1, sizeof *w);
     if (!w)
         return PULSARC_ERR_NOMEM;
@@ -519,4 +525,62 @@ pulsarc_err_t pc_consumer_ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
     }
     free(w);
     return first;
+}
+
+/* ---------- the public transactional calls ---------- */
+
+static pulsarc_err_t ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t, const pulsarc_msgid_t *id,
+                             int cumulative) {
+    if (!c || !t || !id)
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = pc_txn_op_begin(t);
+    if (err)
+        return err;
+    err = ack_txn_one(c, t, id, cumulative);
+    pc_txn_op_end(t, err);
+    return err;
+}
+
+pulsarc_err_t pulsarc_consumer_ack_id_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                          const pulsarc_msgid_t *id) {
+    return ack_txn(c, t, id, 0);
+}
+
+pulsarc_err_t pulsarc_consumer_ack_cumulative_id_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                                     const pulsarc_msgid_t *id) {
+    return ack_txn(c, t, id, 1);
+}
+
+pulsarc_err_t pulsarc_consumer_ack_ids_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                           const pulsarc_msgid_t *ids, size_t n) {
+    if (!c || !t || (!ids && n))
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = n ? pc_txn_op_begin(t) : PULSARC_OK;
+    if (err || !n)
+        return err;
+    err = ack_txn_many(c, t, ids, n, NULL);
+    pc_txn_op_end(t, err);
+    return err;
+}
+
+/* A conflict (the acknowledgement is already there) is no reason to abort. */
+static pulsarc_err_t first_dooming(const pulsarc_err_t *errs, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (errs[i] && errs[i] != PULSARC_ERR_BROKER_TXN_CONFLICT)
+            return errs[i];
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_consumer_ack_ids_txn_each(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                                const pulsarc_msgid_t *ids, size_t n,
+                                                pulsarc_err_t *errs) {
+    if (!c || !t || (n && (!ids || !errs)))
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = n ? pc_txn_op_begin(t) : PULSARC_OK;
+    if (err || !n)
+        return err;
+    ack_txn_many(c, t, ids, n, errs);
+    err = first_dooming(errs, n);
+    pc_txn_op_end(t, err);
+    return err;
 }
