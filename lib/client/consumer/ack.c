@@ -10,6 +10,12 @@
  * Key_Shared subscriptions; on Exclusive and Failover a request becomes
  * "redeliver everything unacked" under a new consumer epoch, and the
  * local queue is emptied since the broker sends it all again.
+ *
+ * The public calls take any kind of consumer: its route operation names
+ * the single-topic consumer that received the message (or owns the id),
+ * and the work is done there. Acks in a transaction are sent one by one
+ * with a request id, after the subscription joined the transaction
+ * (txn.h, called downward).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -147,13 +153,6 @@ void pc_single_redeliver(pc_single_t *c, const pulsarc_msgid_t *ids, size_t n) {
         redeliver_all(c);
 }
 
-static void on_redeliver_due(void *owner, const pulsarc_msgid_t *ids, size_t n) {
-    /* The sweep's own buffer: dead-lettered entries are taken out of it. */
-    size_t left = pc_dlq_filter(owner, (pulsarc_msgid_t *)ids, n);
-    if (left) /* 0 here would mean "redeliver all": never send that for nothing */
-        pc_single_redeliver(owner, ids, left);
-}
-
 /* Chunks the assembler gave up on: acked (never assemblable) or redelivered. */
 void pc_single_drop_chunks(void *owner, const pulsarc_msgid_t *ids, size_t n, int ack) {
     pc_single_t *c = owner;
@@ -180,11 +179,11 @@ static int each_chunk(pc_single_t *c, const pulsarc_msgid_t *id, int kind) {
     return 1;
 }
 
-void pc_single_acks_init(pc_single_t *c) {
+void pc_single_acks_init(pc_single_t *c, pc_redeliver_fn due) {
     int64_t group = c->receipts ? 0 : c->acks.group_ms;
     pc_ack_tracker_init(&c->acks, c->base.client->loop, send_acks, c, group, c->acks.max_group,
                         c->acks.batch_index_ack);
-    pc_redelivery_init(&c->redelivery, c->base.client->loop, on_redeliver_due, c,
+    pc_redelivery_init(&c->redelivery, c->base.client->loop, due, c,
                        c->redelivery.nack_delay_ms, c->redelivery.ack_timeout_ms,
                        c->redelivery.tick_ms);
 }

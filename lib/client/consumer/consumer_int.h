@@ -81,6 +81,7 @@ struct pc_consumer_ops {
 /* handle.c: the common part's life cycle and the public calls that dispatch. */
 pulsarc_err_t pc_consumer_base_init(pulsarc_consumer_t *c, const pc_consumer_ops_t *ops,
                                     pulsarc_client_t *cl, const char *sub);
+/* Frees what pc_consumer_base_init made; the queue must be empty. */
 void pc_consumer_base_free(pulsarc_consumer_t *c);
 void pc_consumer_ref(pulsarc_consumer_t *c);
 void pc_consumer_unref(pulsarc_consumer_t *c);

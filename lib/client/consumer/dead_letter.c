@@ -183,7 +183,8 @@ static void run_dlq_job(pc_cb_item_t *it) {
     free(j);
 }
 
-size_t pc_dlq_filter(pc_single_t *c, pulsarc_msgid_t *ids, size_t n) {
+/* Removes from ids the entries sent to the dead-letter topic instead; returns how many remain. */
+static size_t filter(pc_single_t *c, pulsarc_msgid_t *ids, size_t n) {
     pc_dlq_t *d = c->dlq;
     if (!d || !d->cands)
         return n;
@@ -203,6 +204,13 @@ size_t pc_dlq_filter(pc_single_t *c, pulsarc_msgid_t *ids, size_t n) {
         pc_cbq_push(&c->base.client->cbq, &j->item);
     }
     return kept;
+}
+
+void pc_dlq_redeliver_due(void *owner, const pulsarc_msgid_t *ids, size_t n) {
+    /* The sweep's own buffer: dead-lettered entries are taken out of it. */
+    size_t left = filter(owner, (pulsarc_msgid_t *)ids, n);
+    if (left) /* 0 here would mean "redeliver all": never send that for nothing */
+        pc_single_redeliver(owner, ids, left);
 }
 
 /* ---------- retry topic ---------- */

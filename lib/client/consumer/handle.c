@@ -41,7 +41,6 @@ pulsarc_err_t pc_consumer_base_init(pulsarc_consumer_t *c, const pc_consumer_ops
 }
 
 void pc_consumer_base_free(pulsarc_consumer_t *c) {
-    pc_queue_clear_locked(c); /* last reference: nobody else can hold the lock */
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
     free(c->sub);

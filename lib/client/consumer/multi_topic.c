@@ -90,6 +90,7 @@ static void multi_free(pulsarc_consumer_t *base) {
     free(m->seen);
     if (m->has_re)
         regfree(&m->re);
+    pc_queue_clear_locked(&p->base); /* last reference: nobody else can hold the lock */
     pc_consumer_base_free(&p->base);
     free(p);
 }

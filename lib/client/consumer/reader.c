@@ -8,9 +8,8 @@
  * out and filters up to it, so nothing is read twice.
  *
  * The reader is a single-topic consumer (single.c) whose `start` points
- * at the position kept here; the public reader calls are that consumer's.
- * Threads: the position is set before the consumer subscribes and then
- * read and moved on the io thread only (SUBSCRIBE, MESSAGE, seek reply).
+ * at its start position (start_position.c); the public reader calls are
+ * that consumer's. Threads: the application's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,60 +22,6 @@
 struct pulsarc_reader_s {
     pulsarc_consumer_t *c;
 };
-
-static int is_sentinel(const pulsarc_msgid_t *id) {
-    pulsarc_msgid_t e = pulsarc_msgid_earliest(), l = pulsarc_msgid_latest();
-    return pulsarc_msgid_compare(id, &e) <= 0 || pulsarc_msgid_compare(id, &l) >= 0;
-}
-
-struct pc_reader_pos {
-    pulsarc_msgid_t id;          /* where the cursor starts */
-    int inclusive;               /* the start itself is read */
-};
-
-void pc_reader_start_at(pc_single_t *c, pulsarc_msgid_t *id) {
-    pthread_mutex_lock(&c->base.lock);
-    if (c->base.has_dequeued) { /* restart after the last message handed out */
-        c->start->id = c->base.last_dequeued;
-        c->start->inclusive = 0;
-    }
-    pthread_mutex_unlock(&c->base.lock);
-    *id = c->start->id;
-}
-
-int pc_reader_skip_upto(const pc_single_t *c, pulsarc_msgid_t *skip) {
-    const pc_reader_pos_t *p = c->start;
-    if (is_sentinel(&p->id))
-        return 0;
-    *skip = p->id;
-    if (p->inclusive) /* keep the start itself: skip only what precedes it */
-        skip->batch_index = p->id.batch_index >= 0 ? p->id.batch_index - 1 : -2;
-    return 1;
-}
-
-void pc_reader_moved(pc_single_t *c, const pulsarc_msgid_t *id) {
-    c->start->id = *id;
-    c->start->inclusive = 1;
-}
-
-int pc_reader_may_read(const pc_single_t *c, const pulsarc_msgid_t *last) {
-    const pc_reader_pos_t *p = c->start;
-    pulsarc_msgid_t e = pulsarc_msgid_earliest(), l = pulsarc_msgid_latest();
-    if (pulsarc_msgid_compare(&p->id, &e) <= 0)
-        return 1;
-    if (pulsarc_msgid_compare(&p->id, &l) >= 0)
-        return 0;
-    pulsarc_msgid_t a = *last, s = p->id;
-    if (a.batch_index < 0) /* the broker named the entry only: compare entries */
-        a.batch_index = s.batch_index = -1;
-    int cmp = pulsarc_msgid_compare(&a, &s);
-    return p->inclusive ? cmp >= 0 : cmp > 0;
-}
-
-void pc_reader_pos_free(pc_single_t *c) {
-    free(c->start);
-    c->start = NULL;
-}
 
 static void random_name(char *buf, size_t len) {
     struct timespec ts;
@@ -112,13 +57,10 @@ pulsarc_err_t pulsarc_reader_new(pulsarc_client_t *cl, const char *topic, const 
     }
     r->c = &c->base;
     c->base.sub_type = PULSAR__PROTO__COMMAND_SUBSCRIBE__SUB_TYPE__Exclusive;
-    if (!(c->start = calloc(1, sizeof *c->start)))
+    if (!(c->start = pc_reader_pos_new(start, inclusive)))
         err = pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
-    if (!err) {
-        c->start->id = *start;
-        c->start->inclusive = inclusive != 0;
+    if (!err)
         err = pc_single_start(c, 1, errstr, errlen);
-    }
     if (err) {
         pc_consumer_unref(&c->base);
         free(r);

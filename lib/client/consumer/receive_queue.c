@@ -1,7 +1,7 @@
 /*
  * Design notes: the receive queue between the io thread and the
- * application. The io thread appends decoded messages (one lock per
- * entry, not per message); application threads take them with receive,
+ * application. The io thread appends decoded messages (deliver.c: one
+ * lock per read, not per message); application threads take them with receive,
  * batch receive, or through the message listener run on the client's
  * callback thread. Every message taken returns one flow permit; permits
  * go back to the broker as one FLOW once half the queue's worth is owed.
@@ -14,7 +14,7 @@
  * consumer's queue. Lock order: the queue's lock, then the receiving
  * consumer's when they differ.
  *
- * Threads: deliver/refund/send_flow on the io thread; receive and the
+ * Threads: append/refund/send_flow on the io thread; receive and the
  * listener on application threads; `lock` guards everything shared.
  */
 #include <stdio.h>
@@ -141,74 +141,6 @@ size_t pc_queue_drop_owned(pulsarc_consumer_t *q, const pulsarc_consumer_t *owne
     pthread_mutex_unlock(&q->lock);
     return n;
 }
-
-/* ---------- delivery from a single-topic consumer (io thread) ---------- */
-
-static void track_delivered(pc_single_t *c, const pc_rx_result_t *r) {
-    pc_dlq_on_delivered(c, r->first);
-    for (pulsarc_msg_t *m = r->first; m; m = m->next) {
-        m->rx_owner = &c->base;
-        pc_redelivery_delivered(&c->redelivery, &m->id);
-    }
-}
-
-static void report_discard(pc_single_t *c, const pc_rx_result_t *r) {
-    fprintf(stderr, "pulsarc: %s [%s]: entry discarded: %s\n", c->base.topic.full, c->base.sub,
-            r->error);
-}
-
-/*
- * Takes a decoded entry: discard it and say why, or gather its messages.
- * They reach the queue when the connection has dispatched the whole read
- * (pc_single_flush): one lock, one wake-up and one permit count per
- * read instead of per frame, which is what unbatched topics need.
- */
-void pc_single_deliver(pc_single_t *c, pc_rx_result_t *r) {
-    if (r->validation_error != -1) {
-        report_discard(c, r);
-        if (r->validation_error >= 0) /* tell the broker why it will not be acked normally */
-            pc_single_send_validation_ack(c, &r->entry_id, r->validation_error);
-        pthread_mutex_lock(&c->base.lock);
-        c->base.stats.discarded++;
-        pthread_mutex_unlock(&c->base.lock);
-        pc_single_refund(c, r->permits);
-        return;
-    }
-    pc_rx_result_t *p = &c->pend;
-    if (r->n) {
-        if (p->last)
-            p->last->next = r->first;
-        else
-            p->first = r->first;
-        p->last = r->last;
-        p->n += r->n;
-    }
-    p->permits += r->permits;
-}
-
-void pc_single_flush(pc_single_t *c) {
-    pc_rx_result_t *r = &c->pend;
-    if (!r->permits && !r->n)
-        return;
-    track_delivered(c, r);
-    pulsarc_consumer_t *q = c->queue;
-    int listen = pc_queue_append(q, r->first, r->last, r->n);
-    if (q != &c->base) { /* the member counts what reached it too */
-        pthread_mutex_lock(&c->base.lock);
-        c->base.stats.received += r->n;
-        pthread_mutex_unlock(&c->base.lock);
-    }
-    uint32_t refund = r->permits > r->n ? r->permits - (uint32_t)r->n : 0;
-    r->first = r->last = NULL;
-    r->n = 0;
-    r->permits = 0;
-    if (refund)
-        pc_single_refund(c, refund);
-    if (listen)
-        pc_queue_post_listener(q);
-}
-
-size_t pc_single_drop_queued(pc_single_t *c) { return pc_queue_drop_owned(c->queue, &c->base); }
 
 /* ---------- taking messages out (application threads) ---------- */
 

@@ -1,10 +1,11 @@
 /*
  * Design notes: the single-topic consumer (single.h): its table of
- * operations, its life cycle and its side of the broker conversation: SUBSCRIBE (through the shared handler cycle), the frames
- * the broker pushes (MESSAGE, CLOSE_CONSUMER, ACTIVE_CONSUMER_CHANGE,
- * REACHED_END_OF_TOPIC), close and unsubscribe. Receiving lives in
- * receive_queue.c, acknowledging in ack.c, seeking in
- * seek.c.
+ * operations, its life cycle and its side of the broker conversation:
+ * SUBSCRIBE (through the shared handler cycle), the frames the broker
+ * pushes (MESSAGE, CLOSE_CONSUMER, ACTIVE_CONSUMER_CHANGE,
+ * REACHED_END_OF_TOPIC), close and unsubscribe. Decoded entries go to the
+ * queue through deliver.c; acknowledging lives in ack.c, seeking in
+ * seek.c, a reader's start position in start_position.c.
  *
  * After every successful SUBSCRIBE the local queue is emptied (the broker
  * redelivers whatever was not acked), pending acks are flushed, and a full
@@ -12,7 +13,8 @@
  * none are lost or doubled across reconnects.
  *
  * A member of a multi-topic consumer is the same object delivering into
- * its parent's queue (`queue`) and holding a reference on it.
+ * its parent's queue (`queue`) and holding a reference on it; events it
+ * sees are reported through that queue's handle.
  *
  * Threads: loop-thread state except what single.h marks as shared;
  * the close and unsubscribe calls run on application threads and wait
@@ -41,6 +43,7 @@ static void single_free(pulsarc_consumer_t *base) {
     pc_redelivery_free(&c->redelivery);
     pc_rxpool_release(c->pool);
     pc_schema_clear(&c->schema);
+    pc_queue_clear_locked(&c->base); /* last reference: nobody else can hold the lock */
     pc_consumer_base_free(&c->base);
     free(c);
 }
@@ -277,7 +280,7 @@ static const pc_handler_ops_t consumer_ops = {
 static void do_start(void *arg) {
     pc_single_t *c = arg;
     c->id = c->base.client->next_id++;
-    pc_single_acks_init(c);
+    pc_single_acks_init(c, pc_dlq_redeliver_due);
     pc_handler_start(&c->h);
 }
 

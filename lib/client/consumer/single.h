@@ -3,9 +3,10 @@
  * connection, permits, acks, redelivery, chunk assembly and dead-letter
  * state. It delivers into a receive queue: its own handle's, or the
  * multi-topic consumer's it belongs to (`queue`). Split across single.c
- * (life cycle and broker events), receive_queue.c (delivery and permits),
+ * (life cycle and broker events), deliver.c (decoded entries to the
+ * queue), receive_queue.c (permits),
  * ack.c (acks, nacks, redelivery), seek.c (seek, last message id),
- * dead_letter.c, and reader.c (the start position of a reader).
+ * dead_letter.c, and start_position.c (where a reader starts).
  *
  * Threads: "loop thread" fields are the io thread's alone; "shared"
  * fields are under base.lock; the configuration is fixed before the loop
@@ -85,18 +86,23 @@ pulsarc_err_t pc_single_start(pc_single_t *s, int own_handle, char *errstr, size
 /* Loop thread: subscribes without anyone waiting (children found by discovery). */
 void pc_single_start_async(pc_single_t *s);
 
-/* receive_queue.c (loop thread unless noted) */
+/* deliver.c (loop thread unless noted) */
 /* Takes a decoded entry; its messages reach the queue at the next flush. */
 void pc_single_deliver(pc_single_t *s, pc_rx_result_t *r);
 /* Hands what was gathered since the last flush to the queue (loop thread). */
 void pc_single_flush(pc_single_t *s);
+
+/* receive_queue.c: permits (any thread) */
+/* Drops the messages s received that are still queued; returns how many. Any thread. */
+static inline size_t pc_single_drop_queued(pc_single_t *s) {
+    return pc_queue_drop_owned(s->queue, &s->base);
+}
 void pc_single_refund(pc_single_t *s, uint32_t permits);
 void pc_single_send_flow(pc_single_t *s, uint32_t n);
-/* Drops the messages s received that are still queued; returns how many. Any thread. */
-size_t pc_single_drop_queued(pc_single_t *s);
 
 /* ack.c (loop thread) */
-void pc_single_acks_init(pc_single_t *s);
+/* Starts the ack and redelivery trackers; due receives what the redelivery tracker gives up on. */
+void pc_single_acks_init(pc_single_t *s, pc_redeliver_fn due);
 void pc_single_drop_chunks(void *owner, const pulsarc_msgid_t *ids, size_t n, int ack);
 void pc_single_send_validation_ack(pc_single_t *s, const pulsarc_msgid_t *id, int why);
 /* Asks the broker to redeliver ids (all of them when n == 0 or not Shared). */
@@ -111,12 +117,14 @@ pulsarc_err_t pc_single_available_on_broker(pulsarc_consumer_t *c, int *availabl
 pulsarc_err_t pc_dlq_configure(pc_single_t *s, const pulsarc_conf_t *conf);
 const char *pc_dlq_retry_topic(const pc_single_t *s);
 void pc_dlq_on_delivered(pc_single_t *s, const pulsarc_msg_t *first);
-/* Removes from ids the entries sent to the dead-letter topic instead; returns how many remain. */
-size_t pc_dlq_filter(pc_single_t *s, pulsarc_msgid_t *ids, size_t n);
+/* The redelivery tracker's output (nacks, ack timeouts): dead-letters what is due, redelivers the rest. */
+void pc_dlq_redeliver_due(void *owner, const pulsarc_msgid_t *ids, size_t n);
 void pc_dlq_close(pc_single_t *s);
 void pc_dlq_free(pc_single_t *s);
 
-/* reader.c: the start position of a reader's non-durable cursor (loop thread). */
+/* start_position.c: where a reader's non-durable cursor starts (loop thread unless noted). */
+/* Application thread, before subscribing. NULL: out of memory. */
+pc_reader_pos_t *pc_reader_pos_new(const pulsarc_msgid_t *start, int inclusive);
 /* The id the SUBSCRIBE starts at: after the last message handed out, else the start. */
 void pc_reader_start_at(pc_single_t *s, pulsarc_msgid_t *id);
 /* What of the first entry precedes the start and is skipped; 0: nothing. */
