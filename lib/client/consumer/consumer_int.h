@@ -4,9 +4,12 @@
  * kind behind a handle: a single-topic consumer (single.c, single.h), a
  * multi-topic consumer over partitions, topic lists or a pattern
  * (multi_topic.c), or a reader's consumer (a single-topic consumer with a
- * start position, reader.c). What the kinds share lives here: identity,
- * reference count, and the receive queue the application takes messages
- * from (receive_queue.c), guarded by `lock`.
+ * start position, start_position.c and reader.c). What the kinds share
+ * lives here: identity, reference count, and the receive queue the
+ * application takes messages from (receive_queue.c), guarded by `lock`.
+ * handle.c runs the common life cycle and the public calls that dispatch;
+ * create.c picks the kind for pulsarc_consumer_new. A new kind fills a
+ * pc_consumer_ops_t and delivers through single-topic members.
  *
  * Threads: the configuration is fixed before the loop sees the handle;
  * everything under "shared" is read and written under `lock` by the io
