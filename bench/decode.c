@@ -21,8 +21,8 @@
  *  - Two paths (--path):
  *      proto     the reference path above, built from pc_frame_parse and
  *                plain protobuf-c unpacks. It was written while the
- *                consumer's decode was static functions in
- *                lib/client/consumer/consumer.c; it stays as a fixed yardstick.
+ *                consumer's decode was static functions of the consumer's
+ *                own source file; it stays as a fixed yardstick.
  *      consumer  pc_frame_parse_with (into an arena reset after each frame,
  *                as the connection does) + the consumer's own pc_rx_decode()
  *                (lib/client/consumer/rx_decode.h) + reading every message through

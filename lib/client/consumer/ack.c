@@ -10,11 +10,17 @@
  * Key_Shared subscriptions; on Exclusive and Failover a request becomes
  * "redeliver everything unacked" under a new consumer epoch, and the
  * local queue is emptied since the broker sends it all again.
+ *
+ * The public calls take any kind of consumer: its route operation names
+ * the single-topic consumer that received the message (or owns the id),
+ * and the work is done there. Acks in a transaction are sent one by one
+ * with a request id, after the subscription joined the transaction
+ * (txn.h, called downward).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/consumer/consumer_int.h"
+#include "client/consumer/single.h"
 #include "client/txn/txn.h"
 #include "core/err.h"
 
@@ -45,7 +51,7 @@ static void on_ack_response(void *arg, pulsarc_err_t err, const pc_frame_t *f, c
 
 /* The tracker's output: one ACK command; 0 when written. */
 static int send_acks(void *owner, const pc_ack_item_t *items, size_t n, int cumulative) {
-    pulsarc_consumer_t *c = owner;
+    pc_single_t *c = owner;
     if ((c->h.state != PC_H_READY && c->h.state != PC_H_CLOSING) || !c->h.conn)
         return -1;
     Pulsar__Proto__MessageIdData *mids = calloc(n, sizeof *mids);
@@ -67,8 +73,8 @@ static int send_acks(void *owner, const pc_ack_item_t *items, size_t n, int cumu
     cmd.ack = &ack;
     if (c->ack_waiter) { /* ackReceiptEnabled: this ack answers a waiting call */
         ack.has_request_id = 1;
-        ack.request_id = c->client->next_id++;
-        pc_conn_request(c->h.conn, &cmd, ack.request_id, c->client->op_timeout_ms, on_ack_response,
+        ack.request_id = c->base.client->next_id++;
+        pc_conn_request(c->h.conn, &cmd, ack.request_id, c->base.client->op_timeout_ms, on_ack_response,
                         c->ack_waiter);
         c->ack_waiter = NULL;
     } else {
@@ -79,7 +85,7 @@ static int send_acks(void *owner, const pc_ack_item_t *items, size_t n, int cumu
     return 0;
 }
 
-void pc_consumer_send_validation_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int why) {
+void pc_single_send_validation_ack(pc_single_t *c, const pulsarc_msgid_t *id, int why) {
     if (c->h.state != PC_H_READY || !c->h.conn)
         return;
     Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
@@ -100,7 +106,7 @@ void pc_consumer_send_validation_ack(pulsarc_consumer_t *c, const pulsarc_msgid_
 
 /* ---------- redelivery ---------- */
 
-static void send_redeliver(pulsarc_consumer_t *c, const pulsarc_msgid_t *ids, size_t n) {
+static void send_redeliver(pc_single_t *c, const pulsarc_msgid_t *ids, size_t n) {
     Pulsar__Proto__MessageIdData *mids = n ? calloc(n, sizeof *mids) : NULL;
     Pulsar__Proto__MessageIdData **ptrs = n ? calloc(n, sizeof *ptrs) : NULL;
     if (n && (!mids || !ptrs))
@@ -127,44 +133,37 @@ static void send_redeliver(pulsarc_consumer_t *c, const pulsarc_msgid_t *ids, si
 }
 
 /* "Everything again": new epoch, local queue emptied and its permits returned. */
-static void redeliver_all(pulsarc_consumer_t *c) {
+static void redeliver_all(pc_single_t *c) {
     c->epoch++;
     pc_redelivery_clear(&c->redelivery);
-    size_t dropped = pc_consumer_drop_queued(c);
+    size_t dropped = pc_single_drop_queued(c);
     send_redeliver(c, NULL, 0);
-    pc_consumer_refund(c, (uint32_t)dropped);
+    pc_single_refund(c, (uint32_t)dropped);
 }
 
-void pc_consumer_redeliver(pulsarc_consumer_t *c, const pulsarc_msgid_t *ids, size_t n) {
+void pc_single_redeliver(pc_single_t *c, const pulsarc_msgid_t *ids, size_t n) {
     if (c->h.state != PC_H_READY || !c->h.conn)
         return; /* the next subscribe redelivers everything anyway */
-    pthread_mutex_lock(&c->lock);
-    c->stats.redelivery_requests++;
-    pthread_mutex_unlock(&c->lock);
-    if (n && pc_consumer_is_shared(c))
+    pthread_mutex_lock(&c->base.lock);
+    c->base.stats.redelivery_requests++;
+    pthread_mutex_unlock(&c->base.lock);
+    if (n && pc_consumer_is_shared(&c->base))
         send_redeliver(c, ids, n);
     else
         redeliver_all(c);
 }
 
-static void on_redeliver_due(void *owner, const pulsarc_msgid_t *ids, size_t n) {
-    /* The sweep's own buffer: dead-lettered entries are taken out of it. */
-    size_t left = pc_dlq_filter(owner, (pulsarc_msgid_t *)ids, n);
-    if (left) /* 0 here would mean "redeliver all": never send that for nothing */
-        pc_consumer_redeliver(owner, ids, left);
-}
-
 /* Chunks the assembler gave up on: acked (never assemblable) or redelivered. */
-void pc_consumer_drop_chunks(void *owner, const pulsarc_msgid_t *ids, size_t n, int ack) {
-    pulsarc_consumer_t *c = owner;
+void pc_single_drop_chunks(void *owner, const pulsarc_msgid_t *ids, size_t n, int ack) {
+    pc_single_t *c = owner;
     for (size_t i = 0; ack && i < n; i++)
         pc_ack_individual(&c->acks, &ids[i]);
     if (!ack)
-        pc_consumer_redeliver(c, ids, n);
+        pc_single_redeliver(c, ids, n);
 }
 
 /* A chunked message is acked, nacked or timed out as all of its chunks. */
-static int each_chunk(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int kind) {
+static int each_chunk(pc_single_t *c, const pulsarc_msgid_t *id, int kind) {
     size_t n;
     const pulsarc_msgid_t *ids = pc_chunks_ids(&c->chunks, id, &n);
     if (!ids)
@@ -180,11 +179,11 @@ static int each_chunk(pulsarc_consumer_t *c, const pulsarc_msgid_t *id, int kind
     return 1;
 }
 
-void pc_consumer_acks_init(pulsarc_consumer_t *c) {
+void pc_single_acks_init(pc_single_t *c, pc_redeliver_fn due) {
     int64_t group = c->receipts ? 0 : c->acks.group_ms;
-    pc_ack_tracker_init(&c->acks, c->client->loop, send_acks, c, group, c->acks.max_group,
+    pc_ack_tracker_init(&c->acks, c->base.client->loop, send_acks, c, group, c->acks.max_group,
                         c->acks.batch_index_ack);
-    pc_redelivery_init(&c->redelivery, c->client->loop, on_redeliver_due, c,
+    pc_redelivery_init(&c->redelivery, c->base.client->loop, due, c,
                        c->redelivery.nack_delay_ms, c->redelivery.ack_timeout_ms,
                        c->redelivery.tick_ms);
 }
@@ -192,22 +191,22 @@ void pc_consumer_acks_init(pulsarc_consumer_t *c) {
 /* ---------- the public calls ---------- */
 
 typedef struct ack_op {
-    pulsarc_consumer_t *c;
+    pc_single_t *c;
     int kind;
     pulsarc_msgid_t id;
     pc_waiter_t *waiter; /* receipts: completed by the ACK_RESPONSE */
 } ack_op_t;
 
-static void count(pulsarc_consumer_t *c, int kind) {
-    pthread_mutex_lock(&c->lock);
+static void count(pc_single_t *c, int kind) {
+    pthread_mutex_lock(&c->base.lock);
     if (kind == OP_NACK)
-        c->stats.nacked++;
+        c->base.stats.nacked++;
     else if (kind != OP_REDELIVER_ALL)
-        c->stats.acked++;
-    pthread_mutex_unlock(&c->lock);
+        c->base.stats.acked++;
+    pthread_mutex_unlock(&c->base.lock);
 }
 
-static void ack_one(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
+static void ack_one(pc_single_t *c, const pulsarc_msgid_t *id) {
     pc_redelivery_acked(&c->redelivery, id);
     if (!each_chunk(c, id, OP_ACK))
         pc_ack_individual(&c->acks, id);
@@ -215,7 +214,7 @@ static void ack_one(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
 
 static void do_ack_op(void *arg) {
     ack_op_t *a = arg;
-    pulsarc_consumer_t *c = a->c;
+    pc_single_t *c = a->c;
     c->ack_waiter = a->waiter;
     if (a->kind == OP_ACK) {
         ack_one(c, &a->id);
@@ -225,21 +224,21 @@ static void do_ack_op(void *arg) {
         if (!each_chunk(c, &a->id, OP_NACK))
             pc_redelivery_nack(&c->redelivery, &a->id);
     } else {
-        pc_consumer_redeliver(c, NULL, 0);
+        pc_single_redeliver(c, NULL, 0);
     }
     if (c->ack_waiter) /* nothing went to the broker (e.g. a partial batch) */
         pc_waiter_done(c->ack_waiter, c->h.state == PC_H_READY ? PULSARC_OK : PULSARC_ERR_DISCONNECTED,
                        NULL);
     c->ack_waiter = NULL;
     count(c, a->kind);
-    pc_consumer_unref(c);
+    pc_consumer_unref(&c->base);
     free(a);
 }
 
 /* io thread: takes the queued acks (swapping buffers) and applies them. */
 static void do_ack_drain(void *arg) {
-    pulsarc_consumer_t *c = arg;
-    pthread_mutex_lock(&c->lock);
+    pc_single_t *c = arg;
+    pthread_mutex_lock(&c->base.lock);
     pulsarc_msgid_t *ids = c->ackq;
     size_t n = c->nackq, cap = c->capackq;
     c->ackq = c->ackq_spare;
@@ -248,35 +247,35 @@ static void do_ack_drain(void *arg) {
     c->capspare = cap;
     c->nackq = 0;
     c->ackq_posted = 0;
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->base.lock);
     for (size_t i = 0; i < n; i++) /* ids is ours until the next drain swaps it back */
         ack_one(c, &ids[i]);
-    pc_consumer_unref(c);
+    pc_consumer_unref(&c->base);
 }
 
-static pulsarc_err_t queue_ack(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
-    pthread_mutex_lock(&c->lock);
+static pulsarc_err_t queue_ack(pc_single_t *c, const pulsarc_msgid_t *id) {
+    pthread_mutex_lock(&c->base.lock);
     if (c->nackq == c->capackq) {
         size_t cap = c->capackq ? c->capackq * 2 : 256;
         pulsarc_msgid_t *q = realloc(c->ackq, cap * sizeof *q);
         if (!q) {
-            pthread_mutex_unlock(&c->lock);
+            pthread_mutex_unlock(&c->base.lock);
             return PULSARC_ERR_NOMEM;
         }
         c->ackq = q;
         c->capackq = cap;
     }
     c->ackq[c->nackq++] = *id;
-    c->stats.acked++;
+    c->base.stats.acked++;
     int post = !c->ackq_posted;
     c->ackq_posted = 1;
-    pthread_mutex_unlock(&c->lock);
-    if (post && pc_consumer_post(c, do_ack_drain, c) != PULSARC_OK)
+    pthread_mutex_unlock(&c->base.lock);
+    if (post && pc_consumer_post(&c->base, do_ack_drain, c) != PULSARC_OK)
         return PULSARC_ERR_CLOSED;
     return PULSARC_OK;
 }
 
-static pulsarc_err_t submit_one(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id) {
+static pulsarc_err_t submit_one(pc_single_t *c, int kind, const pulsarc_msgid_t *id) {
     if (kind == OP_ACK && !c->receipts)
         return queue_ack(c, id); /* the common case: no allocation, one post per burst */
     ack_op_t *a = calloc(1, sizeof *a);
@@ -292,7 +291,7 @@ static pulsarc_err_t submit_one(pulsarc_consumer_t *c, int kind, const pulsarc_m
         pc_waiter_init(&w);
         a->waiter = &w;
     }
-    pulsarc_err_t err = pc_consumer_post(c, do_ack_op, a);
+    pulsarc_err_t err = pc_consumer_post(&c->base, do_ack_op, a);
     if (err)
         free(a);
     else if (wait)
@@ -302,27 +301,21 @@ static pulsarc_err_t submit_one(pulsarc_consumer_t *c, int kind, const pulsarc_m
     return err;
 }
 
-/* Multi-topic consumers hand the call to the child that received the message. */
+/* The single-topic consumer that received the message (or owns the id) takes the call. */
 static pulsarc_err_t submit_msg(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id,
                                 const pulsarc_msg_t *msg) {
-    if (!c->is_multi)
-        return submit_one(c, kind, id);
-    if (kind == OP_REDELIVER_ALL) {
-        pulsarc_err_t err = PULSARC_OK;
-        pthread_mutex_lock(&c->lock);
-        for (size_t i = 0; i < c->nchildren && !err; i++)
-            err = submit_one(c->children[i], kind, NULL);
-        pthread_mutex_unlock(&c->lock);
-        return err;
-    }
-    pulsarc_consumer_t *child = pc_multi_route(c, id, msg);
-    return child ? submit_one(child, kind, id) : PULSARC_ERR_INVALID_ARG;
+    pc_single_t *owner = c->ops->route(c, id, msg);
+    return owner ? submit_one(owner, kind, id) : PULSARC_ERR_INVALID_ARG;
 }
 
 static pulsarc_err_t submit(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id) {
     return submit_msg(c, kind, id, NULL);
 }
 
+static pulsarc_err_t redeliver_all_of(pc_single_t *s, void *arg) {
+    (void)arg;
+    return submit_one(s, OP_REDELIVER_ALL, NULL);
+}
 static pulsarc_err_t check_id(const pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
     if (!c || !id || id->ledger_id < 0 || id->entry_id < 0)
         return PULSARC_ERR_INVALID_ARG;
@@ -374,7 +367,7 @@ pulsarc_err_t pulsarc_consumer_nack(pulsarc_consumer_t *c, const pulsarc_msg_t *
 }
 
 pulsarc_err_t pulsarc_consumer_redeliver_unacked(pulsarc_consumer_t *c) {
-    return c ? submit(c, OP_REDELIVER_ALL, NULL) : PULSARC_ERR_INVALID_ARG;
+    return c ? c->ops->each_single(c, redeliver_all_of, NULL) : PULSARC_ERR_INVALID_ARG;
 }
 
 /* ---------- acknowledging in a transaction ----------
@@ -385,7 +378,7 @@ pulsarc_err_t pulsarc_consumer_redeliver_unacked(pulsarc_consumer_t *c) {
  * left unacked, as for batch-index acks outside transactions. */
 
 typedef struct txn_ack_op {
-    pulsarc_consumer_t *c;
+    pc_single_t *c;
     pulsarc_msgid_t id;
     uint64_t most, least;
     int cumulative;
@@ -407,7 +400,7 @@ static size_t txn_ack_set(const txn_ack_op_t *a, int64_t **set) {
     return words;
 }
 
-static void send_txn_ack(pulsarc_consumer_t *c, txn_ack_op_t *a) {
+static void send_txn_ack(pc_single_t *c, txn_ack_op_t *a) {
     Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
     Pulsar__Proto__MessageIdData *ptr = &mid;
     mid.ledgerid = (uint64_t)a->id.ledger_id;
@@ -425,18 +418,18 @@ static void send_txn_ack(pulsarc_consumer_t *c, txn_ack_op_t *a) {
     ack.txnid_most_bits = a->most;
     ack.txnid_least_bits = a->least;
     ack.has_request_id = 1;
-    ack.request_id = c->client->next_id++;
+    ack.request_id = c->base.client->next_id++;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ACK;
     cmd.ack = &ack;
-    pc_conn_request(c->h.conn, &cmd, ack.request_id, c->client->op_timeout_ms, on_ack_response,
+    pc_conn_request(c->h.conn, &cmd, ack.request_id, c->base.client->op_timeout_ms, on_ack_response,
                     a->waiter);
     free(mid.ack_set);
 }
 
 static void do_txn_ack(void *arg) {
     txn_ack_op_t *a = arg;
-    pulsarc_consumer_t *c = a->c;
+    pc_single_t *c = a->c;
     if (c->h.state != PC_H_READY || !c->h.conn) {
         pc_waiter_done(a->waiter, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
     } else {
@@ -445,11 +438,11 @@ static void do_txn_ack(void *arg) {
         send_txn_ack(c, a);
     }
     count(c, OP_ACK);
-    pc_consumer_unref(c);
+    pc_consumer_unref(&c->base);
     free(a);
 }
 
-static pulsarc_err_t post_txn_ack(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+static pulsarc_err_t post_txn_ack(pc_single_t *c, pulsarc_txn_t *t,
                                   const pulsarc_msgid_t *id, int cumulative, pc_waiter_t *w) {
     txn_ack_op_t *a = calloc(1, sizeof *a);
     if (!a)
@@ -459,7 +452,7 @@ static pulsarc_err_t post_txn_ack(pulsarc_consumer_t *c, pulsarc_txn_t *t,
     a->cumulative = cumulative;
     a->waiter = w;
     pc_txn_ids(t, &a->most, &a->least);
-    pulsarc_err_t err = pc_consumer_post(c, do_txn_ack, a);
+    pulsarc_err_t err = pc_consumer_post(&c->base, do_txn_ack, a);
     if (err)
         free(a);
     return err;
@@ -473,16 +466,17 @@ static pulsarc_err_t start_txn_ack(pulsarc_consumer_t *c, pulsarc_txn_t *t,
         return err;
     if (cumulative && pc_consumer_is_shared(c))
         return PULSARC_ERR_STATE; /* the broker rejects cumulative acks there */
-    pulsarc_consumer_t *target = c->is_multi ? pc_multi_route(c, id, NULL) : c;
+    pc_single_t *target = c->ops->route(c, id, NULL);
     if (!target)
         return PULSARC_ERR_INVALID_ARG;
     /* The coordinator must know the subscription before the ack reaches it. */
-    err = pc_txn_add_subscription(t, target->topic.full, target->sub, NULL, 0);
+    err = pc_txn_add_subscription(t, target->base.topic.full, target->base.sub, NULL, 0);
     return err ? err : post_txn_ack(target, t, id, cumulative, w);
 }
 
-pulsarc_err_t pc_consumer_ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
-                                  const pulsarc_msgid_t *id, int cumulative) {
+/* One acknowledgement in t, waiting for the broker's ACK_RESPONSE. */
+static pulsarc_err_t ack_txn_one(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                 const pulsarc_msgid_t *id, int cumulative) {
     pc_waiter_t w;
     pc_waiter_init(&w);
     pulsarc_err_t err = start_txn_ack(c, t, id, cumulative, &w);
@@ -492,10 +486,15 @@ pulsarc_err_t pc_consumer_ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
     return err;
 }
 
-/* All n requests go out before the first answer is awaited: one round trip, not n. */
-pulsarc_err_t pc_consumer_ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
-                                       const pulsarc_msgid_t *ids, size_t n,
-                                       pulsarc_err_t *errs) {
+/*
+ * Individual acks of n ids in t, all sent before the first answer is
+ * awaited (one round trip, not n); returns the first error, and each id's
+ * outcome in errs[n] when not NULL. Not a transaction operation by
+ * itself: callers wrap it in pc_txn_op_begin/end with the outcome that
+ * should (or should not) doom t.
+ */
+static pulsarc_err_t ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                  const pulsarc_msgid_t *ids, size_t n, pulsarc_err_t *errs) {
     pc_waiter_t *w = calloc(n ? n : 1, sizeof *w);
     if (!w)
         return PULSARC_ERR_NOMEM;
@@ -519,4 +518,62 @@ pulsarc_err_t pc_consumer_ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
     }
     free(w);
     return first;
+}
+
+/* ---------- the public transactional calls ---------- */
+
+static pulsarc_err_t ack_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t, const pulsarc_msgid_t *id,
+                             int cumulative) {
+    if (!c || !t || !id)
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = pc_txn_op_begin(t);
+    if (err)
+        return err;
+    err = ack_txn_one(c, t, id, cumulative);
+    pc_txn_op_end(t, err);
+    return err;
+}
+
+pulsarc_err_t pulsarc_consumer_ack_id_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                          const pulsarc_msgid_t *id) {
+    return ack_txn(c, t, id, 0);
+}
+
+pulsarc_err_t pulsarc_consumer_ack_cumulative_id_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                                     const pulsarc_msgid_t *id) {
+    return ack_txn(c, t, id, 1);
+}
+
+pulsarc_err_t pulsarc_consumer_ack_ids_txn(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                           const pulsarc_msgid_t *ids, size_t n) {
+    if (!c || !t || (!ids && n))
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = n ? pc_txn_op_begin(t) : PULSARC_OK;
+    if (err || !n)
+        return err;
+    err = ack_txn_many(c, t, ids, n, NULL);
+    pc_txn_op_end(t, err);
+    return err;
+}
+
+/* A conflict (the acknowledgement is already there) is no reason to abort. */
+static pulsarc_err_t first_dooming(const pulsarc_err_t *errs, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (errs[i] && errs[i] != PULSARC_ERR_BROKER_TXN_CONFLICT)
+            return errs[i];
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_consumer_ack_ids_txn_each(pulsarc_consumer_t *c, pulsarc_txn_t *t,
+                                                const pulsarc_msgid_t *ids, size_t n,
+                                                pulsarc_err_t *errs) {
+    if (!c || !t || (n && (!ids || !errs)))
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = n ? pc_txn_op_begin(t) : PULSARC_OK;
+    if (err || !n)
+        return err;
+    ack_txn_many(c, t, ids, n, errs);
+    err = first_dooming(errs, n);
+    pc_txn_op_end(t, err);
+    return err;
 }

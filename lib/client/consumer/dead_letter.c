@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/consumer/consumer_int.h"
+#include "client/consumer/single.h"
 #include "core/err.h"
 
 typedef struct pc_dlq_cand {
@@ -38,14 +38,14 @@ struct pc_dlq {
 
 /* ---------- configuration ---------- */
 
-static void default_name(char *out, const char *conf_value, const pulsarc_consumer_t *c, const char *suffix) {
+static void default_name(char *out, const char *conf_value, const pc_single_t *c, const char *suffix) {
     if (*conf_value)
         snprintf(out, PC_TOPIC_MAX, "%s", conf_value);
     else
-        snprintf(out, PC_TOPIC_MAX, "%s-%s-%s", c->topic.base, c->sub, suffix);
+        snprintf(out, PC_TOPIC_MAX, "%s-%s-%s", c->base.topic.base, c->base.sub, suffix);
 }
 
-pulsarc_err_t pc_dlq_configure(pulsarc_consumer_t *c, const pulsarc_conf_t *conf) {
+pulsarc_err_t pc_dlq_configure(pc_single_t *c, const pulsarc_conf_t *conf) {
     int max = (int)pc_conf_int(conf, PC_PROP_DLQ_MAX_REDELIVER);
     int retry = (int)pc_conf_int(conf, PC_PROP_RETRY_ENABLE);
     if (max <= 0 && !retry)
@@ -62,7 +62,7 @@ pulsarc_err_t pc_dlq_configure(pulsarc_consumer_t *c, const pulsarc_conf_t *conf
     return PULSARC_OK;
 }
 
-const char *pc_dlq_retry_topic(const pulsarc_consumer_t *c) {
+const char *pc_dlq_retry_topic(const pc_single_t *c) {
     return c->dlq && c->dlq->retry_enabled ? c->dlq->retry_topic : NULL;
 }
 
@@ -89,9 +89,9 @@ fail:
     return NULL;
 }
 
-void pc_dlq_on_delivered(pulsarc_consumer_t *c, const pulsarc_msg_t *first) {
+void pc_dlq_on_delivered(pc_single_t *c, const pulsarc_msg_t *first) {
     pc_dlq_t *d = c->dlq;
-    if (!d || !pc_consumer_is_shared(c))
+    if (!d || !pc_consumer_is_shared(&c->base))
         return; /* selective redelivery, and so dead-lettering, needs Shared or Key_Shared */
     for (const pulsarc_msg_t *m = first; m; m = m->next) {
         if (m->redelivery_count < (uint32_t)d->max_redeliver)
@@ -129,7 +129,7 @@ static int take_entry(pc_dlq_t *d, const pulsarc_msgid_t *id, pc_dlq_cand_t **ou
 
 /* ---------- publishing (callback or application thread) ---------- */
 
-static pulsarc_producer_t *producer_for(pulsarc_consumer_t *c, pulsarc_producer_t **slot, const char *topic,
+static pulsarc_producer_t *producer_for(pc_single_t *c, pulsarc_producer_t **slot, const char *topic,
                                         char *e, size_t el) {
     if (*slot)
         return *slot;
@@ -137,19 +137,19 @@ static pulsarc_producer_t *producer_for(pulsarc_consumer_t *c, pulsarc_producer_
     pulsarc_conf_t *conf = pulsarc_conf_new();
     for (size_t i = 0; conf && i < 2; i++)
         pulsarc_conf_set(conf, kv[i][0], kv[i][1], NULL, 0);
-    if (pulsarc_producer_new(c->client, topic, conf, slot, e, el) == PULSARC_OK)
-        pc_client_unregister(c->client, (pc_handle_t *)*slot); /* ours: closed with the consumer */
+    if (pulsarc_producer_new(c->base.client, topic, conf, slot, e, el) == PULSARC_OK)
+        pc_client_unregister(c->base.client, (pc_handle_t *)*slot); /* ours: closed with the consumer */
     pulsarc_conf_destroy(conf);
     return *slot;
 }
 
 /* Publishes msg (owned, consumed) with the letter-topic properties; 0 on success. */
-static pulsarc_err_t publish(pulsarc_consumer_t *c, pulsarc_producer_t **slot, const char *topic,
+static pulsarc_err_t publish(pc_single_t *c, pulsarc_producer_t **slot, const char *topic,
                              pulsarc_msg_t *msg, const pulsarc_msgid_t *origin) {
     char idtext[80];
     pulsarc_msgid_format(origin, idtext, sizeof idtext);
     if (!pulsarc_msg_property(msg, "REAL_TOPIC"))
-        pulsarc_msg_set_property(msg, "REAL_TOPIC", c->topic.full);
+        pulsarc_msg_set_property(msg, "REAL_TOPIC", c->base.topic.full);
     if (!pulsarc_msg_property(msg, "ORIGIN_MESSAGE_ID"))
         pulsarc_msg_set_property(msg, "ORIGIN_MESSAGE_ID", idtext);
     pthread_mutex_lock(&c->dlq->lock);
@@ -161,29 +161,30 @@ static pulsarc_err_t publish(pulsarc_consumer_t *c, pulsarc_producer_t **slot, c
 
 typedef struct dlq_job {
     pc_cb_item_t item;
-    pulsarc_consumer_t *c;
+    pc_single_t *c;
     pc_dlq_cand_t *cands;
 } dlq_job_t;
 
 static void run_dlq_job(pc_cb_item_t *it) {
     dlq_job_t *j = (dlq_job_t *)it;
-    pulsarc_consumer_t *c = j->c;
+    pc_single_t *c = j->c;
     while (j->cands) {
         pc_dlq_cand_t *k = j->cands;
         j->cands = k->next;
         pulsarc_msgid_t id = k->copy->id;
         if (publish(c, &c->dlq->dlq_producer, c->dlq->dlq_topic, k->copy, &id) == PULSARC_OK)
-            pulsarc_consumer_ack_id(c, &id);
+            pulsarc_consumer_ack_id(&c->base, &id);
         else
-            pulsarc_consumer_nack_id(c, &id); /* dead-lettering failed: try again later */
+            pulsarc_consumer_nack_id(&c->base, &id); /* dead-lettering failed: try again later */
         pulsarc_msg_destroy(k->copy);
         free(k);
     }
-    pc_consumer_unref(c);
+    pc_consumer_unref(&c->base);
     free(j);
 }
 
-size_t pc_dlq_filter(pulsarc_consumer_t *c, pulsarc_msgid_t *ids, size_t n) {
+/* Removes from ids the entries sent to the dead-letter topic instead; returns how many remain. */
+static size_t filter(pc_single_t *c, pulsarc_msgid_t *ids, size_t n) {
     pc_dlq_t *d = c->dlq;
     if (!d || !d->cands)
         return n;
@@ -199,10 +200,17 @@ size_t pc_dlq_filter(pulsarc_consumer_t *c, pulsarc_msgid_t *ids, size_t n) {
         j->item.run = run_dlq_job;
         j->c = c;
         j->cands = taken;
-        pc_consumer_ref(c);
-        pc_cbq_push(&c->client->cbq, &j->item);
+        pc_consumer_ref(&c->base);
+        pc_cbq_push(&c->base.client->cbq, &j->item);
     }
     return kept;
+}
+
+void pc_dlq_redeliver_due(void *owner, const pulsarc_msgid_t *ids, size_t n) {
+    /* The sweep's own buffer: dead-lettered entries are taken out of it. */
+    size_t left = filter(owner, (pulsarc_msgid_t *)ids, n);
+    if (left) /* 0 here would mean "redeliver all": never send that for nothing */
+        pc_single_redeliver(owner, ids, left);
 }
 
 /* ---------- retry topic ---------- */
@@ -211,8 +219,8 @@ pulsarc_err_t pulsarc_consumer_reconsume_later(pulsarc_consumer_t *c, const puls
                                                uint64_t delay_ms) {
     if (!c || !msg || !msg->entry)
         return PULSARC_ERR_INVALID_ARG;
-    pulsarc_consumer_t *owner = msg->rx_owner ? msg->rx_owner : c;
-    pc_dlq_t *d = owner->dlq;
+    pc_single_t *owner = msg->rx_owner ? pc_single_of(msg->rx_owner) : c->ops->route(c, &msg->id, msg);
+    pc_dlq_t *d = owner ? owner->dlq : NULL;
     if (!d || !d->retry_enabled)
         return PULSARC_ERR_STATE; /* needs retryEnable=true */
     const char *times = pulsarc_msg_property(msg, "RECONSUMETIMES");
@@ -236,7 +244,7 @@ pulsarc_err_t pulsarc_consumer_reconsume_later(pulsarc_consumer_t *c, const puls
 
 /* ---------- teardown ---------- */
 
-void pc_dlq_close(pulsarc_consumer_t *c) {
+void pc_dlq_close(pc_single_t *c) {
     pc_dlq_t *d = c->dlq;
     if (!d)
         return;
@@ -248,7 +256,7 @@ void pc_dlq_close(pulsarc_consumer_t *c) {
     pulsarc_producer_destroy(b);
 }
 
-void pc_dlq_free(pulsarc_consumer_t *c) {
+void pc_dlq_free(pc_single_t *c) {
     pc_dlq_t *d = c->dlq;
     if (!d)
         return;

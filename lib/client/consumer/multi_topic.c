@@ -11,19 +11,27 @@
  * subscribed topics (autoUpdatePartitionsInterval) and new topics matching
  * the pattern (patternAutoDiscoveryPeriod) get children of their own.
  *
+ * The parent is its own kind behind the consumer table of operations
+ * (consumer_int.h): its handle owns the receive queue; the children are
+ * single-topic consumers (single.h) whose `queue` is the parent's.
+ *
  * Lifetime: the parent holds a reference on every child until it is
  * destroyed; each child holds one on its parent, released when the child
  * is freed, so a late callback on a child never sees a freed parent.
+ *
+ * Threads: the children array is guarded by the parent's lock (any
+ * thread); discovery state is the io thread's once the consumer is
+ * created.
  */
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/consumer/consumer_int.h"
+#include "client/consumer/single.h"
 #include "core/err.h"
 
-typedef struct pc_multi {
+typedef struct pc_discovery {
     char **bases;          /* topics subscribed by name, for partition discovery */
     int *nparts;           /* their known partition counts (0: not partitioned) */
     size_t nbases;
@@ -35,18 +43,28 @@ typedef struct pc_multi {
     pc_timer_t timer;
     int64_t period_ms;
     int timer_held;        /* the timer holds a parent reference */
+} pc_discovery_t;
+
+typedef struct pc_multi {
+    pulsarc_consumer_t base;
+    pc_single_t **children;      /* under base.lock */
+    size_t nchildren, capchildren;
+    pulsarc_conf_t *conf_copy;   /* for children found later */
+    pc_discovery_t disc;
 } pc_multi_t;
+
+static pc_multi_t *multi_of(pulsarc_consumer_t *c) { return (pc_multi_t *)c; }
 
 /* ---------- bookkeeping ---------- */
 
-static int seen_has(const pc_multi_t *m, const char *topic) {
+static int seen_has(const pc_discovery_t *m, const char *topic) {
     for (size_t i = 0; i < m->nseen; i++)
         if (strcmp(m->seen[i], topic) == 0)
             return 1;
     return 0;
 }
 
-static int seen_add(pc_multi_t *m, const char *topic) {
+static int seen_add(pc_discovery_t *m, const char *topic) {
     if (m->nseen == m->capseen) {
         size_t cap = m->capseen ? m->capseen * 2 : 16;
         char **s = realloc(m->seen, cap * sizeof *s);
@@ -58,14 +76,11 @@ static int seen_add(pc_multi_t *m, const char *topic) {
     return (m->seen[m->nseen] = strdup(topic)) ? (int)m->nseen++ * 0 : -1;
 }
 
-void pc_multi_free(pulsarc_consumer_t *c) {
-    pc_multi_t *m = c->multi;
-    if (c->parent)
-        pc_consumer_unref(c->parent);
-    free(c->children);
-    pulsarc_conf_destroy(c->conf_copy);
-    if (!m)
-        return;
+static void multi_free(pulsarc_consumer_t *base) {
+    pc_multi_t *p = multi_of(base);
+    pc_discovery_t *m = &p->disc;
+    free(p->children);
+    pulsarc_conf_destroy(p->conf_copy);
     for (size_t i = 0; i < m->nbases; i++)
         free(m->bases[i]);
     for (size_t i = 0; i < m->nseen; i++)
@@ -75,15 +90,17 @@ void pc_multi_free(pulsarc_consumer_t *c) {
     free(m->seen);
     if (m->has_re)
         regfree(&m->re);
-    free(m);
+    pc_queue_clear_locked(&p->base); /* last reference: nobody else can hold the lock */
+    pc_consumer_base_free(&p->base);
+    free(p);
 }
 
-static int add_to_parent(pulsarc_consumer_t *p, pulsarc_consumer_t *c) {
-    pthread_mutex_lock(&p->lock);
+static int add_to_parent(pc_multi_t *p, pc_single_t *c) {
+    pthread_mutex_lock(&p->base.lock);
     int ok = 1;
     if (p->nchildren == p->capchildren) {
         size_t cap = p->capchildren ? p->capchildren * 2 : 8;
-        pulsarc_consumer_t **a = realloc(p->children, cap * sizeof *a);
+        pc_single_t **a = realloc(p->children, cap * sizeof *a);
         ok = a != NULL;
         if (ok) {
             p->children = a;
@@ -92,33 +109,33 @@ static int add_to_parent(pulsarc_consumer_t *p, pulsarc_consumer_t *c) {
     }
     if (ok)
         p->children[p->nchildren++] = c;
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->base.lock);
     return ok ? 0 : -1;
 }
 
 /* Creates a child on topic; with wait, subscribes before returning. */
-static pulsarc_err_t add_child(pulsarc_consumer_t *p, const char *topic, int wait, char *e, size_t el) {
-    pulsarc_consumer_t *c;
-    pulsarc_err_t err = pc_consumer_prepare(p->client, topic, p->sub, p->conf_copy, &c, e, el);
+static pulsarc_err_t add_child(pc_multi_t *p, const char *topic, int wait, char *e, size_t el) {
+    pc_single_t *c;
+    pulsarc_err_t err = pc_single_prepare(p->base.client, topic, p->base.sub, p->conf_copy, &c, e, el);
     if (err)
         return err;
-    c->parent = p;
-    pc_consumer_ref(p);
-    c->listener = NULL; /* the parent's queue runs the listener */
+    c->queue = &p->base;
+    pc_consumer_ref(&p->base);
+    c->base.listener = NULL; /* the parent's queue runs the listener */
     if (add_to_parent(p, c)) {
-        pc_consumer_unref(c);
+        pc_consumer_unref(&c->base);
         return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
     }
-    seen_add(p->multi, c->topic.full);
+    seen_add(&p->disc, c->base.topic.full);
     if (!wait) {
-        pc_consumer_start_async(c);
+        pc_single_start_async(c);
         return PULSARC_OK;
     }
-    return pc_consumer_start(c, e, el);
+    return pc_single_start(c, 0, e, el);
 }
 
 /* Children for topic: one per partition, or one for a plain topic. */
-static pulsarc_err_t add_topic(pulsarc_consumer_t *p, const char *topic, int parts, char *e, size_t el) {
+static pulsarc_err_t add_topic(pc_multi_t *p, const char *topic, int parts, char *e, size_t el) {
     if (parts <= 0)
         return add_child(p, topic, 1, e, el);
     for (int i = 0; i < parts; i++) {
@@ -133,62 +150,64 @@ static pulsarc_err_t add_topic(pulsarc_consumer_t *p, const char *topic, int par
 
 /* ---------- routing ---------- */
 
-pulsarc_consumer_t *pc_multi_route(pulsarc_consumer_t *c, const pulsarc_msgid_t *id,
-                                   const pulsarc_msg_t *msg) {
-    pulsarc_consumer_t *found = NULL;
+static pc_single_t *multi_route(pulsarc_consumer_t *base, const pulsarc_msgid_t *id,
+                                const pulsarc_msg_t *msg) {
+    pc_multi_t *c = multi_of(base);
+    pc_single_t *found = NULL;
     int matches = 0;
-    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->base.lock);
     for (size_t i = 0; i < c->nchildren; i++) {
-        pulsarc_consumer_t *k = c->children[i];
-        if (msg && msg->rx_owner == k) {
+        pc_single_t *k = c->children[i];
+        if (msg && msg->rx_owner == &k->base) {
             found = k;
             matches = 1;
             break;
         }
-        if (id && k->topic.partition == id->partition) {
+        if (id && k->base.topic.partition == id->partition) {
             found = k;
             matches++;
         }
     }
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->base.lock);
     return matches == 1 ? found : NULL; /* ambiguous ids are refused */
 }
 
-void pc_multi_child_ended(pulsarc_consumer_t *p) {
-    pthread_mutex_lock(&p->lock);
+static void multi_member_ended(pulsarc_consumer_t *base) {
+    pc_multi_t *p = multi_of(base);
+    pthread_mutex_lock(&p->base.lock);
     int all = 1;
     for (size_t i = 0; i < p->nchildren; i++) {
-        pulsarc_consumer_t *k = p->children[i];
-        pthread_mutex_lock(&k->lock);
-        all = all && k->end_of_topic;
-        pthread_mutex_unlock(&k->lock);
+        pc_single_t *k = p->children[i];
+        pthread_mutex_lock(&k->base.lock);
+        all = all && k->base.end_of_topic;
+        pthread_mutex_unlock(&k->base.lock);
     }
     if (all)
-        p->end_of_topic = 1;
-    pthread_cond_broadcast(&p->cond);
-    pthread_mutex_unlock(&p->lock);
+        p->base.end_of_topic = 1;
+    pthread_cond_broadcast(&p->base.cond);
+    pthread_mutex_unlock(&p->base.lock);
     if (all)
-        pc_consumer_notify_event(p, PULSARC_CONSUMER_END_OF_TOPIC);
+        pc_consumer_notify_event(&p->base, PULSARC_CONSUMER_END_OF_TOPIC);
 }
 
 /* ---------- discovery (io thread) ---------- */
 
 typedef struct parts_ctx {
-    pulsarc_consumer_t *p;
+    pc_multi_t *p;
     size_t base;
 } parts_ctx_t;
 
-static int parent_open(pulsarc_consumer_t *p) {
-    pthread_mutex_lock(&p->lock);
-    int open = !p->closing;
-    pthread_mutex_unlock(&p->lock);
+static int parent_open(pc_multi_t *p) {
+    pthread_mutex_lock(&p->base.lock);
+    int open = !p->base.closing;
+    pthread_mutex_unlock(&p->base.lock);
     return open;
 }
 
 static void on_parts(void *arg, pulsarc_err_t err, const char *msg, int n) {
     parts_ctx_t *x = arg;
-    pulsarc_consumer_t *p = x->p;
-    pc_multi_t *m = p->multi;
+    pc_multi_t *p = x->p;
+    pc_discovery_t *m = &p->disc;
     (void)msg;
     for (int i = m->nparts[x->base]; !err && parent_open(p) && m->nparts[x->base] > 0 && i < n; i++) {
         char name[PC_TOPIC_MAX + 32];
@@ -197,7 +216,7 @@ static void on_parts(void *arg, pulsarc_err_t err, const char *msg, int n) {
             m->nparts[x->base] = i + 1;
     }
     free(x);
-    pc_consumer_unref(p);
+    pc_consumer_unref(&p->base);
 }
 
 /* "persistent://t/ns/x-partition-3" -> "t/ns/x" (what the regex sees). */
@@ -210,8 +229,8 @@ static void match_name(const char *topic, char *out, size_t len) {
 }
 
 static void on_topics(void *arg, pulsarc_err_t err, const char *msg, char **topics, size_t n) {
-    pulsarc_consumer_t *p = arg;
-    pc_multi_t *m = p->multi;
+    pc_multi_t *p = arg;
+    pc_discovery_t *m = &p->disc;
     (void)msg;
     for (size_t i = 0; !err && parent_open(p) && i < n; i++) {
         char name[PC_TOPIC_MAX];
@@ -219,139 +238,243 @@ static void on_topics(void *arg, pulsarc_err_t err, const char *msg, char **topi
         if (!seen_has(m, topics[i]) && regexec(&m->re, name, 0, NULL, 0) == 0)
             add_child(p, topics[i], 0, NULL, 0);
     }
-    pc_consumer_unref(p);
+    pc_consumer_unref(&p->base);
 }
 
-static void discover(pulsarc_consumer_t *p) {
-    pc_multi_t *m = p->multi;
+static void discover(pc_multi_t *p) {
+    pc_discovery_t *m = &p->disc;
     for (size_t i = 0; i < m->nbases; i++) {
         parts_ctx_t *x = malloc(sizeof *x);
         if (!x)
             continue;
         x->p = p;
         x->base = i;
-        pc_consumer_ref(p);
-        pc_lookup_partitions(&p->client->lookup, m->bases[i], on_parts, x);
+        pc_consumer_ref(&p->base);
+        pc_lookup_partitions(&p->base.client->lookup, m->bases[i], on_parts, x);
     }
     if (m->has_re) {
-        pc_consumer_ref(p);
-        pc_lookup_namespace_topics(&p->client->lookup, m->ns, on_topics, p);
+        pc_consumer_ref(&p->base);
+        pc_lookup_namespace_topics(&p->base.client->lookup, m->ns, on_topics, p);
     }
 }
 
 static void on_discovery_timer(void *arg) {
-    pulsarc_consumer_t *p = arg;
+    pc_multi_t *p = arg;
     if (!parent_open(p)) {
-        p->multi->timer_held = 0;
-        pc_consumer_unref(p);
+        p->disc.timer_held = 0;
+        pc_consumer_unref(&p->base);
         return;
     }
     discover(p);
-    pc_timer_start(p->client->loop, &p->multi->timer, p->multi->period_ms);
+    pc_timer_start(p->base.client->loop, &p->disc.timer, p->disc.period_ms);
 }
 
 static void do_start_discovery(void *arg) {
-    pulsarc_consumer_t *p = arg;
-    p->multi->timer_held = 1; /* keeps the reference the post took */
-    pc_timer_start(p->client->loop, &p->multi->timer, p->multi->period_ms);
+    pc_multi_t *p = arg;
+    p->disc.timer_held = 1; /* keeps the reference the post took */
+    pc_timer_start(p->base.client->loop, &p->disc.timer, p->disc.period_ms);
 }
 
 static void do_stop_discovery(void *arg) {
-    pulsarc_consumer_t *p = arg;
-    if (p->multi->timer_held) {
-        pc_timer_stop(p->client->loop, &p->multi->timer);
-        p->multi->timer_held = 0;
-        pc_consumer_unref(p);
+    pc_multi_t *p = arg;
+    if (p->disc.timer_held) {
+        pc_timer_stop(p->base.client->loop, &p->disc.timer);
+        p->disc.timer_held = 0;
+        pc_consumer_unref(&p->base);
     }
-    pc_consumer_unref(p);
+    pc_consumer_unref(&p->base);
 }
 
-static void start_discovery(pulsarc_consumer_t *p, int64_t period_s) {
+static void start_discovery(pc_multi_t *p, int64_t period_s) {
     if (period_s <= 0)
         return;
-    p->multi->period_ms = period_s * 1000;
-    pc_timer_init(&p->multi->timer, on_discovery_timer, p);
-    pc_consumer_post(p, do_start_discovery, p);
+    p->disc.period_ms = period_s * 1000;
+    pc_timer_init(&p->disc.timer, on_discovery_timer, p);
+    pc_consumer_post(&p->base, do_start_discovery, p);
 }
 
 /* ---------- closing ---------- */
 
-static size_t snapshot(pulsarc_consumer_t *p, pulsarc_consumer_t ***out) {
-    pthread_mutex_lock(&p->lock);
+static size_t snapshot(pc_multi_t *p, pc_single_t ***out) {
+    pthread_mutex_lock(&p->base.lock);
     size_t n = p->nchildren;
     *out = calloc(n ? n : 1, sizeof **out);
     for (size_t i = 0; *out && i < n; i++)
         (*out)[i] = p->children[i];
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->base.lock);
     return *out ? n : 0;
 }
 
-pulsarc_err_t pc_multi_close(pulsarc_consumer_t *p, int unsubscribe) {
-    pthread_mutex_lock(&p->lock);
-    int first = !p->close_posted;
-    p->close_posted = p->closing = 1;
-    pthread_cond_broadcast(&p->cond);
-    pthread_mutex_unlock(&p->lock);
-    if (first && p->multi->period_ms > 0)
-        pc_consumer_post(p, do_stop_discovery, p);
-    pulsarc_consumer_t **kids;
+static pulsarc_err_t multi_close(pulsarc_consumer_t *base, int unsubscribe) {
+    pc_multi_t *p = multi_of(base);
+    pthread_mutex_lock(&p->base.lock);
+    int first = !p->base.close_posted;
+    p->base.close_posted = p->base.closing = 1;
+    pthread_cond_broadcast(&p->base.cond);
+    pthread_mutex_unlock(&p->base.lock);
+    if (first && p->disc.period_ms > 0)
+        pc_consumer_post(&p->base, do_stop_discovery, p);
+    pc_single_t **kids;
     size_t n = snapshot(p, &kids);
     pulsarc_err_t err = PULSARC_OK, e;
     for (size_t i = 0; i < n; i++) {
-        e = unsubscribe ? pulsarc_consumer_unsubscribe(kids[i]) : pulsarc_consumer_close(kids[i]);
+        e = unsubscribe ? pulsarc_consumer_unsubscribe(&kids[i]->base)
+                        : pulsarc_consumer_close(&kids[i]->base);
         if (!err)
             err = e;
     }
     free(kids);
-    pthread_mutex_lock(&p->lock);
-    p->closed = 1;
-    pthread_cond_broadcast(&p->cond);
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_lock(&p->base.lock);
+    p->base.closed = 1;
+    pthread_cond_broadcast(&p->base.cond);
+    pthread_mutex_unlock(&p->base.lock);
     return err;
 }
 
 /* Drops the parent's references on its children (pulsarc_consumer_destroy). */
-void pc_multi_release_children(pulsarc_consumer_t *p) {
-    pulsarc_consumer_t **kids;
+static void multi_release(pulsarc_consumer_t *base) {
+    pc_multi_t *p = multi_of(base);
+    pc_single_t **kids;
     size_t n = snapshot(p, &kids);
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->base.lock);
     p->nchildren = 0;
-    pthread_mutex_unlock(&p->lock);
-    pc_consumer_drop_queued(p);
+    pthread_mutex_unlock(&p->base.lock);
+    pc_queue_clear(&p->base);
     for (size_t i = 0; i < n; i++) {
         pc_dlq_close(kids[i]); /* their letter-topic producers are ours to close */
-        pc_consumer_unref(kids[i]);
+        pc_consumer_unref(&kids[i]->base);
     }
     free(kids);
 }
 
+/* ---------- the other operations: each child's, combined ---------- */
+
+static pulsarc_err_t multi_each(pulsarc_consumer_t *base, pulsarc_err_t (*fn)(pc_single_t *, void *),
+                                void *arg) {
+    pc_multi_t *p = multi_of(base);
+    pulsarc_err_t err = PULSARC_OK;
+    pthread_mutex_lock(&p->base.lock);
+    for (size_t i = 0; i < p->nchildren && !err; i++)
+        err = fn(p->children[i], arg);
+    pthread_mutex_unlock(&p->base.lock);
+    return err;
+}
+
+/* Every child seeks; what the parent had queued is from before the seek. */
+static pulsarc_err_t multi_seek(pulsarc_consumer_t *base, int by_time, const pulsarc_msgid_t *id,
+                                uint64_t ms) {
+    pc_single_t **kids;
+    size_t n = snapshot(multi_of(base), &kids);
+    if (!kids)
+        return PULSARC_ERR_NOMEM;
+    pulsarc_err_t err = PULSARC_OK;
+    for (size_t i = 0; i < n && !err; i++)
+        err = pc_single_seek(&kids[i]->base, by_time, id, ms);
+    free(kids);
+    pc_queue_clear(base);
+    return err;
+}
+
+static pulsarc_err_t multi_last_message_id(pulsarc_consumer_t *base, pulsarc_msgid_t *id) {
+    (void)base;
+    (void)id;
+    return PULSARC_ERR_UNSUPPORTED; /* one id cannot describe several topics */
+}
+
+static pulsarc_err_t multi_available_on_broker(pulsarc_consumer_t *base, int *available) {
+    pc_single_t **kids;
+    size_t n = snapshot(multi_of(base), &kids);
+    pulsarc_err_t err = kids ? PULSARC_OK : PULSARC_ERR_NOMEM;
+    for (size_t i = 0; kids && i < n && !err && !*available; i++)
+        err = pulsarc_consumer_has_message_available(&kids[i]->base, available);
+    free(kids);
+    return err;
+}
+
+/* Connected when it has children and all of them are. */
+static int multi_is_connected(pulsarc_consumer_t *base) {
+    pc_multi_t *p = multi_of(base);
+    pthread_mutex_lock(&p->base.lock);
+    int v = p->nchildren > 0;
+    for (size_t i = 0; i < p->nchildren; i++)
+        v = pulsarc_consumer_is_connected(&p->children[i]->base) && v;
+    pthread_mutex_unlock(&p->base.lock);
+    return v;
+}
+
+static void add_child_stats(pulsarc_consumer_stats_t *to, const pulsarc_consumer_stats_t *from) {
+    to->received += from->received;
+    to->acked += from->acked;
+    to->nacked += from->nacked;
+    to->redelivery_requests += from->redelivery_requests;
+    to->discarded += from->discarded;
+    to->reconnects += from->reconnects;
+}
+
+/* Children count what reached the broker; the parent what was handed out. */
+static void multi_add_stats(pulsarc_consumer_t *base, pulsarc_consumer_stats_t *out) {
+    pc_multi_t *p = multi_of(base);
+    out->received = out->acked = out->nacked = out->redelivery_requests = 0;
+    out->discarded = out->reconnects = 0;
+    for (size_t i = 0; i < p->nchildren; i++) {
+        pulsarc_consumer_stats_t cs;
+        pulsarc_consumer_stats(&p->children[i]->base, &cs);
+        add_child_stats(out, &cs);
+    }
+}
+
+static const pc_consumer_ops_t multi_ops = {
+    .close = multi_close,
+    .release = multi_release,
+    .free = multi_free,
+    .route = multi_route,
+    .each_single = multi_each,
+    .seek = multi_seek,
+    .last_message_id = multi_last_message_id,
+    .available_on_broker = multi_available_on_broker,
+    .is_connected = multi_is_connected,
+    .add_stats = multi_add_stats,
+    .member_ended = multi_member_ended,
+};
+
 /* ---------- creation ---------- */
 
+/* The parent takes its name, configuration checks and common settings from a probe child. */
 static pulsarc_err_t new_parent(pulsarc_client_t *cl, const char *first_topic, const char *display,
-                                const char *sub, const pulsarc_conf_t *conf, pulsarc_consumer_t **pp,
+                                const char *sub, const pulsarc_conf_t *conf, pc_multi_t **pp,
                                 char *e, size_t el) {
-    pulsarc_consumer_t *p;
-    pulsarc_err_t err = pc_consumer_prepare(cl, first_topic, sub, conf, &p, e, el);
+    pc_single_t *probe;
+    pulsarc_err_t err = pc_single_prepare(cl, first_topic, sub, conf, &probe, e, el);
     if (err)
         return err;
-    p->is_multi = 1;
-    snprintf(p->topic.full, sizeof p->topic.full, "%s", display);
-    p->multi = calloc(1, sizeof *p->multi);
-    p->conf_copy = conf ? pulsarc_conf_dup(conf) : pulsarc_conf_new();
-    if (!p->multi || !p->conf_copy || pc_client_register(cl, &p->handle)) {
-        pc_consumer_unref(p);
+    pc_multi_t *p = calloc(1, sizeof *p);
+    if (p && pc_consumer_base_init(&p->base, &multi_ops, cl, sub)) {
+        free(p);
+        p = NULL;
+    }
+    if (p) {
+        p->base.topic = probe->base.topic;
+        snprintf(p->base.topic.full, sizeof p->base.topic.full, "%s", display);
+        pc_consumer_read_common_conf(&p->base, conf);
+        p->conf_copy = conf ? pulsarc_conf_dup(conf) : pulsarc_conf_new();
+    }
+    pc_consumer_unref(&probe->base);
+    if (!p)
+        return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
+    if (!p->conf_copy || pc_client_register(cl, &p->base.handle)) {
+        pc_consumer_unref(&p->base);
         return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory or client closed");
     }
     *pp = p;
     return PULSARC_OK;
 }
 
-static void abandon(pulsarc_consumer_t *p) {
-    pc_multi_close(p, 0);
-    pulsarc_consumer_destroy(p);
+static void abandon(pc_multi_t *p) {
+    multi_close(&p->base, 0);
+    pulsarc_consumer_destroy(&p->base);
 }
 
-static pulsarc_err_t remember_base(pc_multi_t *m, const char *topic, int parts) {
+static pulsarc_err_t remember_base(pc_discovery_t *m, const char *topic, int parts) {
     char **b = realloc(m->bases, (m->nbases + 1) * sizeof *b);
     int *n = b ? realloc(m->nparts, (m->nbases + 1) * sizeof *n) : NULL;
     if (b)
@@ -365,16 +488,16 @@ static pulsarc_err_t remember_base(pc_multi_t *m, const char *topic, int parts) 
     return PULSARC_OK;
 }
 
-static pulsarc_err_t subscribe_topics(pulsarc_consumer_t *p, const char *const *topics, size_t n,
+static pulsarc_err_t subscribe_topics(pc_multi_t *p, const char *const *topics, size_t n,
                                       char *e, size_t el) {
     for (size_t i = 0; i < n; i++) {
         pc_topic_t t;
         int parts = 0;
-        pulsarc_err_t err = pc_client_parse_topic(p->client, topics[i], &t, e, el);
+        pulsarc_err_t err = pc_client_parse_topic(p->base.client, topics[i], &t, e, el);
         if (!err && t.partition < 0)
-            err = pulsarc_client_partitions(p->client, t.full, &parts, e, el);
+            err = pulsarc_client_partitions(p->base.client, t.full, &parts, e, el);
         if (!err)
-            err = remember_base(p->multi, t.full, t.partition < 0 ? parts : 0);
+            err = remember_base(&p->disc, t.full, t.partition < 0 ? parts : 0);
         if (!err)
             err = add_topic(p, t.full, parts, e, el);
         if (err)
@@ -393,7 +516,7 @@ pulsarc_err_t pulsarc_consumer_new_multi(pulsarc_client_t *cl, const char *const
     for (size_t i = 0; i < n; i++)
         if (!topics[i])
             return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "topic %zu is NULL", i);
-    pulsarc_consumer_t *p;
+    pc_multi_t *p;
     pulsarc_err_t err = new_parent(cl, topics[0], topics[0], sub, conf, &p, errstr, errlen);
     if (err)
         return err;
@@ -402,23 +525,8 @@ pulsarc_err_t pulsarc_consumer_new_multi(pulsarc_client_t *cl, const char *const
         return err;
     }
     start_discovery(p, pc_conf_int(conf, PC_PROP_AUTO_UPDATE_PARTITIONS_S));
-    *cp = p;
+    *cp = &p->base;
     return PULSARC_OK;
-}
-
-pulsarc_err_t pc_multi_new_if_partitioned(pulsarc_client_t *cl, const char *topic, const char *sub,
-                                          const pulsarc_conf_t *conf, pulsarc_consumer_t **cp,
-                                          int *handled, char *errstr, size_t errlen) {
-    pc_topic_t t;
-    int parts = 0;
-    *handled = 0;
-    if (pc_client_parse_topic(cl, topic, &t, NULL, 0) || t.partition >= 0)
-        return PULSARC_OK; /* the plain path reports bad names */
-    pulsarc_err_t err = pulsarc_client_partitions(cl, t.full, &parts, errstr, errlen);
-    if (err || parts == 0)
-        return err;
-    *handled = 1;
-    return pulsarc_consumer_new_multi(cl, &topic, 1, sub, conf, cp, errstr, errlen);
 }
 
 /* ---------- regex subscriptions ---------- */
@@ -446,7 +554,7 @@ static void do_list(void *arg) {
 }
 
 /* "persistent://t/ns/re" or "t/ns/re" or "re" -> ns and an anchored regex over "t/ns/name". */
-static pulsarc_err_t parse_pattern(pulsarc_client_t *cl, const char *pattern, pc_multi_t *m,
+static pulsarc_err_t parse_pattern(pulsarc_client_t *cl, const char *pattern, pc_discovery_t *m,
                                    char *e, size_t el) {
     const char *s = strstr(pattern, "://");
     if (s && strncmp(pattern, "persistent://", 13) != 0)
@@ -480,12 +588,12 @@ static pulsarc_err_t list_namespace(pulsarc_client_t *cl, const char *ns, list_r
     return err;
 }
 
-static pulsarc_err_t subscribe_matching(pulsarc_consumer_t *p, list_req_t *r, char *e, size_t el) {
+static pulsarc_err_t subscribe_matching(pc_multi_t *p, list_req_t *r, char *e, size_t el) {
     pulsarc_err_t err = PULSARC_OK;
     for (size_t i = 0; i < r->n && !err; i++) {
         char name[PC_TOPIC_MAX];
         match_name(r->topics[i], name, sizeof name);
-        if (regexec(&p->multi->re, name, 0, NULL, 0) == 0)
+        if (regexec(&p->disc.re, name, 0, NULL, 0) == 0)
             err = add_child(p, r->topics[i], 1, e, el);
     }
     return err;
@@ -498,21 +606,21 @@ pulsarc_err_t pulsarc_consumer_new_pattern(pulsarc_client_t *cl, const char *pat
         return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
                          "client, a pattern, a subscription and consumerp are required");
     *cp = NULL;
-    pc_multi_t probe;
+    pc_discovery_t probe;
     memset(&probe, 0, sizeof probe);
     pulsarc_err_t err = parse_pattern(cl, pattern, &probe, errstr, errlen);
     if (err)
         return err;
     char placeholder[700];
     snprintf(placeholder, sizeof placeholder, "persistent://%s/pattern-consumer", probe.ns);
-    pulsarc_consumer_t *p;
+    pc_multi_t *p;
     if ((err = new_parent(cl, placeholder, pattern, sub, conf, &p, errstr, errlen))) {
         regfree(&probe.re);
         return err;
     }
-    *p->multi = probe; /* takes the compiled regex */
+    p->disc = probe; /* takes the compiled regex */
     list_req_t r;
-    err = list_namespace(cl, p->multi->ns, &r, errstr, errlen);
+    err = list_namespace(cl, p->disc.ns, &r, errstr, errlen);
     if (!err)
         err = subscribe_matching(p, &r, errstr, errlen);
     for (size_t i = 0; i < r.n; i++)
@@ -523,6 +631,6 @@ pulsarc_err_t pulsarc_consumer_new_pattern(pulsarc_client_t *cl, const char *pat
         return err;
     }
     start_discovery(p, pc_conf_int(conf, PC_PROP_PATTERN_DISCOVERY_S));
-    *cp = p;
+    *cp = &p->base;
     return PULSARC_OK;
 }

@@ -5,47 +5,23 @@
  * there; whatever of that entry precedes the start (the start itself, when
  * not inclusive, or earlier messages of its batch) is filtered here. After
  * a reconnect the reader re-subscribes from the last message it handed
- * out and filters up to it, so nothing is read twice. Threads as for the
- * consumer it wraps.
+ * out and filters up to it, so nothing is read twice.
+ *
+ * The reader is a single-topic consumer (single.c) whose `start` points
+ * at its start position (start_position.c); the public reader calls are
+ * that consumer's. Threads: the application's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "client/consumer/consumer_int.h"
+#include "client/consumer/single.h"
 #include "core/err.h"
 
 struct pulsarc_reader_s {
     pulsarc_consumer_t *c;
 };
-
-static int is_sentinel(const pulsarc_msgid_t *id) {
-    pulsarc_msgid_t e = pulsarc_msgid_earliest(), l = pulsarc_msgid_latest();
-    return pulsarc_msgid_compare(id, &e) <= 0 || pulsarc_msgid_compare(id, &l) >= 0;
-}
-
-int pc_reader_skip_upto(const pulsarc_consumer_t *c, pulsarc_msgid_t *skip) {
-    if (!c->has_start || is_sentinel(&c->start_id))
-        return 0;
-    *skip = c->start_id;
-    if (c->start_inclusive) /* keep the start itself: skip only what precedes it */
-        skip->batch_index = c->start_id.batch_index >= 0 ? c->start_id.batch_index - 1 : -2;
-    return 1;
-}
-
-int pc_reader_may_read(const pulsarc_consumer_t *c, const pulsarc_msgid_t *last) {
-    pulsarc_msgid_t e = pulsarc_msgid_earliest(), l = pulsarc_msgid_latest();
-    if (pulsarc_msgid_compare(&c->start_id, &e) <= 0)
-        return 1;
-    if (pulsarc_msgid_compare(&c->start_id, &l) >= 0)
-        return 0;
-    pulsarc_msgid_t a = *last, s = c->start_id;
-    if (a.batch_index < 0) /* the broker named the entry only: compare entries */
-        a.batch_index = s.batch_index = -1;
-    int cmp = pulsarc_msgid_compare(&a, &s);
-    return c->start_inclusive ? cmp >= 0 : cmp > 0;
-}
 
 static void random_name(char *buf, size_t len) {
     struct timespec ts;
@@ -73,19 +49,20 @@ pulsarc_err_t pulsarc_reader_new(pulsarc_client_t *cl, const char *topic, const 
     pulsarc_reader_t *r = calloc(1, sizeof *r);
     if (!r)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
-    pulsarc_err_t err = pc_consumer_prepare(cl, topic, sub, conf, &r->c, errstr, errlen);
+    pc_single_t *c;
+    pulsarc_err_t err = pc_single_prepare(cl, topic, sub, conf, &c, errstr, errlen);
     if (err) {
         free(r);
         return err;
     }
-    pulsarc_consumer_t *c = r->c;
-    c->durable = 0;
-    c->sub_type = PULSAR__PROTO__COMMAND_SUBSCRIBE__SUB_TYPE__Exclusive;
-    c->has_start = 1;
-    c->start_id = *start;
-    c->start_inclusive = inclusive != 0;
-    if ((err = pc_consumer_start(c, errstr, errlen))) {
-        pc_consumer_unref(c);
+    r->c = &c->base;
+    c->base.sub_type = PULSAR__PROTO__COMMAND_SUBSCRIBE__SUB_TYPE__Exclusive;
+    if (!(c->start = pc_reader_pos_new(start, inclusive)))
+        err = pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    if (!err)
+        err = pc_single_start(c, 1, errstr, errlen);
+    if (err) {
+        pc_consumer_unref(&c->base);
         free(r);
         return err;
     }

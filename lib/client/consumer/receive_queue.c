@@ -1,26 +1,32 @@
 /*
  * Design notes: the receive queue between the io thread and the
- * application. The io thread appends decoded messages (one lock per
- * entry, not per message); application threads take them with receive,
+ * application. The io thread appends decoded messages (deliver.c: one
+ * lock per read, not per message); application threads take them with receive,
  * batch receive, or through the message listener run on the client's
  * callback thread. Every message taken returns one flow permit; permits
  * go back to the broker as one FLOW once half the queue's worth is owed.
  * Entries we had to drop return their permits at once, so the broker
  * never stalls on permits we silently ate.
  *
- * Threads: deliver/refund/send_flow on the io thread; receive and the
+ * The queue belongs to the common handle (consumer_int.h), whatever kind
+ * it is; permits belong to the single-topic consumer that received a
+ * message (its rx_owner), which may deliver into a multi-topic
+ * consumer's queue. Lock order: the queue's lock, then the receiving
+ * consumer's when they differ.
+ *
+ * Threads: append/refund/send_flow on the io thread; receive and the
  * listener on application threads; `lock` guards everything shared.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/consumer/consumer_int.h"
+#include "client/consumer/single.h"
 #include "core/err.h"
 
 /* ---------- permits ---------- */
 
-void pc_consumer_send_flow(pulsarc_consumer_t *c, uint32_t n) {
+void pc_single_send_flow(pc_single_t *c, uint32_t n) {
     if (c->h.state != PC_H_READY || !c->h.conn || n == 0)
         return;
     Pulsar__Proto__CommandFlow fl = PULSAR__PROTO__COMMAND_FLOW__INIT;
@@ -33,196 +39,142 @@ void pc_consumer_send_flow(pulsarc_consumer_t *c, uint32_t n) {
 }
 
 static void do_flow(void *arg) {
-    pulsarc_consumer_t *c = arg;
-    pthread_mutex_lock(&c->lock);
+    pc_single_t *c = arg;
+    pthread_mutex_lock(&c->base.lock);
     uint32_t n = c->permits;
     c->permits = 0;
     c->flow_posted = 0;
-    pthread_mutex_unlock(&c->lock);
-    pc_consumer_send_flow(c, n);
-    pc_consumer_unref(c);
+    pthread_mutex_unlock(&c->base.lock);
+    pc_single_send_flow(c, n);
+    pc_consumer_unref(&c->base);
 }
 
 /* Owes n permits back; 1 when the caller must post a FLOW. Lock held. */
-static int owe_locked(pulsarc_consumer_t *c, uint32_t n) {
+static int owe_locked(pc_single_t *c, uint32_t n) {
     c->permits += n;
-    if (c->flow_posted || c->permits < (uint32_t)(c->queue_size + 1) / 2)
+    if (c->flow_posted || c->permits < (uint32_t)(c->base.queue_size + 1) / 2)
         return 0;
     c->flow_posted = 1;
     return 1;
 }
 
-static void post_flow(pulsarc_consumer_t *c) {
-    if (pc_loop_in_thread(c->client->loop)) {
-        pc_consumer_ref(c);
+static void post_flow(pc_single_t *c) {
+    if (pc_loop_in_thread(c->base.client->loop)) {
+        pc_consumer_ref(&c->base);
         do_flow(c);
     } else {
-        pc_consumer_post(c, do_flow, c);
+        pc_consumer_post(&c->base, do_flow, c);
     }
 }
 
-void pc_consumer_refund(pulsarc_consumer_t *c, uint32_t permits) {
-    pthread_mutex_lock(&c->lock);
+void pc_single_refund(pc_single_t *c, uint32_t permits) {
+    pthread_mutex_lock(&c->base.lock);
     int flow = permits && owe_locked(c, permits);
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->base.lock);
     if (flow)
         post_flow(c);
 }
 
 /* ---------- the queue ---------- */
 
-size_t pc_consumer_clear_queue_locked(pulsarc_consumer_t *c) {
-    size_t n = c->qlen;
-    while (c->qhead) {
-        pulsarc_msg_t *m = c->qhead;
-        c->qhead = m->next;
+size_t pc_queue_clear_locked(pulsarc_consumer_t *q) {
+    size_t n = q->qlen;
+    while (q->qhead) {
+        pulsarc_msg_t *m = q->qhead;
+        q->qhead = m->next;
         pulsarc_msg_destroy(m);
     }
-    c->qtail = NULL;
-    c->qlen = 0;
-    c->qbytes = 0;
+    q->qtail = NULL;
+    q->qlen = 0;
+    q->qbytes = 0;
     return n;
 }
 
-static void post_listener(pulsarc_consumer_t *c);
-
-static void append_locked(pulsarc_consumer_t *c, pc_rx_result_t *r) {
-    size_t bytes = 0;
-    for (pulsarc_msg_t *m = r->first; m; m = m->next)
-        bytes += m->len;
-    if (c->qtail)
-        c->qtail->next = r->first;
-    else
-        c->qhead = r->first;
-    c->qtail = r->last;
-    c->qlen += r->n;
-    c->qbytes += bytes;
-    c->stats.received += r->n;
-    pthread_cond_broadcast(&c->cond);
-}
-
-static void track_delivered(pulsarc_consumer_t *c, const pc_rx_result_t *r) {
-    pc_dlq_on_delivered(c, r->first);
-    for (pulsarc_msg_t *m = r->first; m; m = m->next) {
-        m->rx_owner = c;
-        pc_redelivery_delivered(&c->redelivery, &m->id);
-    }
-}
-
-static void report_discard(pulsarc_consumer_t *c, const pc_rx_result_t *r) {
-    fprintf(stderr, "pulsarc: %s [%s]: entry discarded: %s\n", c->topic.full, c->sub, r->error);
-}
-
-/*
- * Takes a decoded entry: discard it and say why, or gather its messages.
- * They reach the queue when the connection has dispatched the whole read
- * (pc_consumer_flush): one lock, one wake-up and one permit count per
- * read instead of per frame, which is what unbatched topics need.
- */
-void pc_consumer_deliver(pulsarc_consumer_t *c, pc_rx_result_t *r) {
-    if (r->validation_error != -1) {
-        report_discard(c, r);
-        if (r->validation_error >= 0) /* tell the broker why it will not be acked normally */
-            pc_consumer_send_validation_ack(c, &r->entry_id, r->validation_error);
-        pthread_mutex_lock(&c->lock);
-        c->stats.discarded++;
-        pthread_mutex_unlock(&c->lock);
-        pc_consumer_refund(c, r->permits);
-        return;
-    }
-    pc_rx_result_t *p = &c->pend;
-    if (r->n) {
-        if (p->last)
-            p->last->next = r->first;
-        else
-            p->first = r->first;
-        p->last = r->last;
-        p->n += r->n;
-    }
-    p->permits += r->permits;
-}
-
-void pc_consumer_flush(pulsarc_consumer_t *c) {
-    pc_rx_result_t *r = &c->pend;
-    if (!r->permits && !r->n)
-        return;
-    track_delivered(c, r);
-    pulsarc_consumer_t *q = pc_consumer_queue_of(c);
+size_t pc_queue_clear(pulsarc_consumer_t *q) {
     pthread_mutex_lock(&q->lock);
-    if (r->n)
-        append_locked(q, r);
-    int listen = q->listener && r->n && !q->listener_posted;
+    size_t n = pc_queue_clear_locked(q);
+    pthread_mutex_unlock(&q->lock);
+    return n;
+}
+
+int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *last, size_t n) {
+    size_t bytes = 0;
+    for (pulsarc_msg_t *m = first; m; m = m->next)
+        bytes += m->len;
+    pthread_mutex_lock(&q->lock);
+    if (n) {
+        if (q->qtail)
+            q->qtail->next = first;
+        else
+            q->qhead = first;
+        q->qtail = last;
+        q->qlen += n;
+        q->qbytes += bytes;
+        q->stats.received += n;
+        pthread_cond_broadcast(&q->cond);
+    }
+    int listen = q->listener && n && !q->listener_posted;
     if (listen)
         q->listener_posted = 1;
     pthread_mutex_unlock(&q->lock);
-    if (q != c) {
-        pthread_mutex_lock(&c->lock);
-        c->stats.received += r->n;
-        pthread_mutex_unlock(&c->lock);
-    }
-    uint32_t refund = r->permits > r->n ? r->permits - (uint32_t)r->n : 0;
-    r->first = r->last = NULL;
-    r->n = 0;
-    r->permits = 0;
-    if (refund)
-        pc_consumer_refund(c, refund);
-    if (listen)
-        post_listener(q);
+    return listen;
 }
 
-size_t pc_consumer_drop_queued(pulsarc_consumer_t *c) {
-    pulsarc_consumer_t *q = pc_consumer_queue_of(c);
+size_t pc_queue_drop_owned(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner) {
     size_t n = 0;
     pthread_mutex_lock(&q->lock);
-    if (q == c) {
-        n = pc_consumer_clear_queue_locked(q);
-    } else {
-        pulsarc_msg_t **pp = &q->qhead;
-        q->qtail = NULL;
-        while (*pp) {
-            pulsarc_msg_t *m = *pp;
-            if (m->rx_owner != c) {
-                q->qtail = m;
-                pp = &m->next;
-                continue;
-            }
-            *pp = m->next;
-            q->qlen--;
-            q->qbytes -= m->len;
-            pulsarc_msg_destroy(m);
-            n++;
+    pulsarc_msg_t **pp = &q->qhead;
+    q->qtail = NULL;
+    while (*pp) {
+        pulsarc_msg_t *m = *pp;
+        if (m->rx_owner != owner) {
+            q->qtail = m;
+            pp = &m->next;
+            continue;
         }
+        *pp = m->next;
+        q->qlen--;
+        q->qbytes -= m->len;
+        pulsarc_msg_destroy(m);
+        n++;
     }
     pthread_mutex_unlock(&q->lock);
     return n;
 }
 
-/* A child's permit, returned while its parent's queue lock is held (parent -> child order). */
-static void owe_child(pulsarc_consumer_t *child) {
-    pthread_mutex_lock(&child->lock);
-    child->stats.delivered++;
-    int flow = owe_locked(child, 1);
-    pthread_mutex_unlock(&child->lock);
+/* ---------- taking messages out (application threads) ---------- */
+
+/* A member's permit, returned while the queue's lock is held (queue -> member order). */
+static void owe_member(pc_single_t *member) {
+    pthread_mutex_lock(&member->base.lock);
+    member->base.stats.delivered++;
+    int flow = owe_locked(member, 1);
+    pthread_mutex_unlock(&member->base.lock);
     if (flow)
-        post_flow(child);
+        post_flow(member);
 }
 
-/* Removes the head (lock held); returns the FLOW-needed flag via *flow. */
-static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *c, int *flow) {
-    pulsarc_msg_t *m = c->qhead;
-    c->qhead = m->next;
-    if (!c->qhead)
-        c->qtail = NULL;
-    c->qlen--;
-    c->qbytes -= m->len;
+/*
+ * Removes the head (lock held). Its permit goes back to the consumer that
+ * received it: under the lock already held when that is the queue's own
+ * consumer, and then *flow names it when a FLOW must be posted.
+ */
+static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+    pulsarc_msg_t *m = q->qhead;
+    q->qhead = m->next;
+    if (!q->qhead)
+        q->qtail = NULL;
+    q->qlen--;
+    q->qbytes -= m->len;
     m->next = NULL;
-    c->last_dequeued = m->id;
-    c->has_dequeued = 1;
-    c->stats.delivered++;
-    if (m->rx_owner && m->rx_owner != c)
-        owe_child(m->rx_owner);
-    else
-        *flow |= owe_locked(c, 1);
+    q->last_dequeued = m->id;
+    q->has_dequeued = 1;
+    q->stats.delivered++;
+    pc_single_t *owner = pc_single_of(m->rx_owner);
+    if (m->rx_owner != q)
+        owe_member(owner);
+    else if (owe_locked(owner, 1))
+        *flow = owner;
     return m; /* rx_owner stays: acks of a multi-topic consumer route by it */
 }
 
@@ -256,14 +208,14 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
     if (c->listener)
         return PULSARC_ERR_STATE; /* messages go to the listener */
     struct timespec dl = {.tv_sec = -1};
-    int flow = 0;
+    pc_single_t *flow = NULL;
     pthread_mutex_lock(&c->lock);
     pulsarc_err_t err = wait_locked(c, timeout_ms, &dl);
     if (!err)
         *msgp = pop_locked(c, &flow);
     pthread_mutex_unlock(&c->lock);
     if (flow)
-        post_flow(c);
+        post_flow(flow);
     return err;
 }
 
@@ -277,7 +229,7 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     size_t max = cap < c->batch_max_msgs ? cap : c->batch_max_msgs;
     struct timespec dl;
     pc_deadline(&dl, c->batch_timeout_ms);
-    int flow = 0;
+    pc_single_t *flow = NULL;
     size_t bytes = 0;
     pthread_mutex_lock(&c->lock);
     pulsarc_err_t err = PULSARC_OK;
@@ -290,7 +242,7 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     }
     pthread_mutex_unlock(&c->lock);
     if (flow)
-        post_flow(c);
+        post_flow(flow);
     /* A short or empty batch at the deadline is a normal outcome. */
     if (err == PULSARC_ERR_NO_MESSAGE || *n > 0)
         return PULSARC_OK;
@@ -309,14 +261,14 @@ static void run_listener(pc_cb_item_t *it) {
     pulsarc_consumer_t *c = ((listener_run_t *)it)->c;
     free(it);
     for (;;) {
-        int flow = 0;
+        pc_single_t *flow = NULL;
         pthread_mutex_lock(&c->lock);
         pulsarc_msg_t *m = c->qhead && !c->closing ? pop_locked(c, &flow) : NULL;
         if (!m)
             c->listener_posted = 0;
         pthread_mutex_unlock(&c->lock);
         if (flow)
-            post_flow(c);
+            post_flow(flow);
         if (!m)
             break;
         c->listener(c, m, c->listener_opaque);
@@ -324,7 +276,7 @@ static void run_listener(pc_cb_item_t *it) {
     pc_consumer_unref(c);
 }
 
-static void post_listener(pulsarc_consumer_t *c) {
+void pc_queue_post_listener(pulsarc_consumer_t *c) {
     listener_run_t *r = calloc(1, sizeof *r);
     if (!r) {
         pthread_mutex_lock(&c->lock);
@@ -352,7 +304,6 @@ static void run_event(pc_cb_item_t *it) {
 }
 
 void pc_consumer_notify_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev) {
-    c = pc_consumer_queue_of(c); /* the application knows the parent */
     if (!c->event_cb)
         return;
     event_run_t *e = calloc(1, sizeof *e);

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/consumer/consumer_int.h"
+#include "client/consumer/single.h"
 #include "core/err.h"
 
 typedef struct seek_op {
-    pulsarc_consumer_t *c;
+    pc_single_t *c;
     int by_time;
     pulsarc_msgid_t id;
     uint64_t time_ms;
@@ -27,45 +27,40 @@ typedef struct seek_op {
     uint64_t subscribes;       /* the consumer's subscribe count when SEEK went out */
 } seek_op_t;
 
-static void reset_local_state(pulsarc_consumer_t *c, seek_op_t *op) {
+static void reset_local_state(pc_single_t *c, seek_op_t *op) {
     if (c->subscribes != op->subscribes) {
         /* The broker's re-subscribe at the new position already happened (its
          * close can overtake the SEEK reply): what is queued now is valid. */
-        if (!c->durable && !op->by_time)
-            c->has_start = 1;
         return;
     }
     pc_redelivery_clear(&c->redelivery);
     pc_ack_forget_batches(&c->acks);
-    pc_consumer_drop_queued(c); /* permits are recomputed by the re-subscribe the broker forces */
-    pthread_mutex_lock(&c->lock);
-    c->has_dequeued = 0;
-    c->end_of_topic = 0;
-    pthread_mutex_unlock(&c->lock);
-    if (!c->durable && !op->by_time) {
-        c->start_id = op->id;
-        c->start_inclusive = 1;
-        c->has_start = 1;
-    }
+    pc_single_drop_queued(c); /* permits are recomputed by the re-subscribe the broker forces */
+    pthread_mutex_lock(&c->base.lock);
+    c->base.has_dequeued = 0;
+    c->base.end_of_topic = 0;
+    pthread_mutex_unlock(&c->base.lock);
+    if (c->start && !op->by_time)
+        pc_reader_moved(c, &op->id);
     c->seeking = 1;
 }
 
 static void on_seek_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     seek_op_t *op = arg;
-    pulsarc_consumer_t *c = op->c; /* op lives on the caller's stack: gone once done */
+    pc_single_t *c = op->c; /* op lives on the caller's stack: gone once done */
     (void)f;
     if (!err)
         reset_local_state(c, op);
     pc_waiter_done(&op->w, err, msg);
-    pc_consumer_unref(c);
+    pc_consumer_unref(&c->base);
 }
 
 static void do_seek(void *arg) {
     seek_op_t *op = arg;
-    pulsarc_consumer_t *c = op->c;
+    pc_single_t *c = op->c;
     if (c->h.state != PC_H_READY || !c->h.conn) {
         pc_waiter_done(&op->w, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
-        pc_consumer_unref(c);
+        pc_consumer_unref(&c->base);
         return;
     }
     pc_ack_flush(&c->acks);
@@ -73,7 +68,7 @@ static void do_seek(void *arg) {
     Pulsar__Proto__CommandSeek sk = PULSAR__PROTO__COMMAND_SEEK__INIT;
     Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
     sk.consumer_id = c->id;
-    sk.request_id = c->client->next_id++;
+    sk.request_id = c->base.client->next_id++;
     if (op->by_time) {
         sk.has_message_publish_time = 1;
         sk.message_publish_time = op->time_ms;
@@ -85,60 +80,28 @@ static void do_seek(void *arg) {
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEEK;
     cmd.seek = &sk;
-    pc_conn_request(c->h.conn, &cmd, sk.request_id, c->client->op_timeout_ms, on_seek_reply, op);
+    pc_conn_request(c->h.conn, &cmd, sk.request_id, c->base.client->op_timeout_ms, on_seek_reply, op);
 }
 
-static pulsarc_err_t run_op(pulsarc_consumer_t *c, seek_op_t *op, pc_loop_fn fn);
-
-/* Applies a seek to every child of a multi-topic consumer. */
-static pulsarc_err_t seek_children(pulsarc_consumer_t *c, const seek_op_t *tmpl) {
-    pthread_mutex_lock(&c->lock);
-    size_t n = c->nchildren;
-    pulsarc_consumer_t **kids = calloc(n ? n : 1, sizeof *kids);
-    for (size_t i = 0; kids && i < n; i++)
-        kids[i] = c->children[i];
-    pthread_mutex_unlock(&c->lock);
-    if (!kids)
-        return PULSARC_ERR_NOMEM;
-    pulsarc_err_t err = PULSARC_OK;
-    for (size_t i = 0; i < n && !err; i++) {
-        seek_op_t op = *tmpl;
-        err = run_op(kids[i], &op, do_seek);
-    }
-    free(kids);
-    pc_consumer_drop_queued(c);
-    return err;
-}
-
-static pulsarc_err_t run_op(pulsarc_consumer_t *c, seek_op_t *op, pc_loop_fn fn) {
-    if (c->is_multi && fn == do_seek)
-        return seek_children(c, op);
+static pulsarc_err_t run_op(pc_single_t *c, seek_op_t *op, pc_loop_fn fn) {
     op->c = c;
     pc_waiter_init(&op->w);
-    pulsarc_err_t err = pc_consumer_post(c, fn, op);
+    pulsarc_err_t err = pc_consumer_post(&c->base, fn, op);
     if (!err)
         err = pc_waiter_wait(&op->w, NULL, 0);
     pc_waiter_destroy(&op->w);
     return err;
 }
 
-pulsarc_err_t pulsarc_consumer_seek(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
-    if (!c || !id)
-        return PULSARC_ERR_INVALID_ARG;
+pulsarc_err_t pc_single_seek(pulsarc_consumer_t *base, int by_time, const pulsarc_msgid_t *id,
+                             uint64_t ms) {
     seek_op_t op;
     memset(&op, 0, sizeof op);
-    op.id = *id;
-    return run_op(c, &op, do_seek);
-}
-
-pulsarc_err_t pulsarc_consumer_seek_time(pulsarc_consumer_t *c, uint64_t publish_time_ms) {
-    if (!c)
-        return PULSARC_ERR_INVALID_ARG;
-    seek_op_t op;
-    memset(&op, 0, sizeof op);
-    op.by_time = 1;
-    op.time_ms = publish_time_ms;
-    return run_op(c, &op, do_seek);
+    op.by_time = by_time;
+    if (id)
+        op.id = *id;
+    op.time_ms = ms;
+    return run_op(pc_single_of(base), &op, do_seek);
 }
 
 /* ---------- last message id ---------- */
@@ -152,44 +115,40 @@ static pulsarc_msgid_t from_wire(const Pulsar__Proto__MessageIdData *m, int32_t 
 
 static void on_last_id(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     seek_op_t *op = arg;
-    pulsarc_consumer_t *c = op->c; /* op lives on the caller's stack: gone once done */
+    pc_single_t *c = op->c; /* op lives on the caller's stack: gone once done */
     if (!err) {
         const Pulsar__Proto__CommandGetLastMessageIdResponse *r = f->cmd->getlastmessageidresponse;
-        op->last = from_wire(r->last_message_id, op->c->topic.partition);
+        op->last = from_wire(r->last_message_id, op->c->base.topic.partition);
         if (r->consumer_mark_delete_position) {
-            op->mark = from_wire(r->consumer_mark_delete_position, op->c->topic.partition);
+            op->mark = from_wire(r->consumer_mark_delete_position, op->c->base.topic.partition);
             op->has_mark = 1;
         }
     }
     pc_waiter_done(&op->w, err, msg);
-    pc_consumer_unref(c);
+    pc_consumer_unref(&c->base);
 }
 
 static void do_last_id(void *arg) {
     seek_op_t *op = arg;
-    pulsarc_consumer_t *c = op->c;
+    pc_single_t *c = op->c;
     if (c->h.state != PC_H_READY || !c->h.conn) {
         pc_waiter_done(&op->w, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
-        pc_consumer_unref(c);
+        pc_consumer_unref(&c->base);
         return;
     }
     Pulsar__Proto__CommandGetLastMessageId g = PULSAR__PROTO__COMMAND_GET_LAST_MESSAGE_ID__INIT;
     g.consumer_id = c->id;
-    g.request_id = c->client->next_id++;
+    g.request_id = c->base.client->next_id++;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_LAST_MESSAGE_ID;
     cmd.getlastmessageid = &g;
-    pc_conn_request(c->h.conn, &cmd, g.request_id, c->client->op_timeout_ms, on_last_id, op);
+    pc_conn_request(c->h.conn, &cmd, g.request_id, c->base.client->op_timeout_ms, on_last_id, op);
 }
 
-pulsarc_err_t pulsarc_consumer_last_message_id(pulsarc_consumer_t *c, pulsarc_msgid_t *id) {
-    if (!c || !id)
-        return PULSARC_ERR_INVALID_ARG;
-    if (c->is_multi)
-        return PULSARC_ERR_UNSUPPORTED; /* one id cannot describe several topics */
+pulsarc_err_t pc_single_last_message_id(pulsarc_consumer_t *base, pulsarc_msgid_t *id) {
     seek_op_t op;
     memset(&op, 0, sizeof op);
-    pulsarc_err_t err = run_op(c, &op, do_last_id);
+    pulsarc_err_t err = run_op(pc_single_of(base), &op, do_last_id);
     if (!err)
         *id = op.last;
     return err;
@@ -204,31 +163,13 @@ static int entry_after(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
     return a->batch_index >= 0 && b->batch_index >= 0 && a->batch_index > b->batch_index;
 }
 
-pulsarc_err_t pulsarc_consumer_has_message_available(pulsarc_consumer_t *c, int *available) {
-    if (!c || !available)
-        return PULSARC_ERR_INVALID_ARG;
-    *available = 0;
-    pthread_mutex_lock(&c->lock);
-    int queued = c->qhead != NULL, dequeued = c->has_dequeued;
-    pulsarc_msgid_t last_seen = c->last_dequeued;
-    pthread_mutex_unlock(&c->lock);
-    if (queued) {
-        *available = 1;
-        return PULSARC_OK;
-    }
-    if (c->is_multi) {
-        pthread_mutex_lock(&c->lock);
-        size_t n = c->nchildren;
-        pulsarc_consumer_t **kids = calloc(n ? n : 1, sizeof *kids);
-        for (size_t i = 0; kids && i < n; i++)
-            kids[i] = c->children[i];
-        pthread_mutex_unlock(&c->lock);
-        pulsarc_err_t err = kids ? PULSARC_OK : PULSARC_ERR_NOMEM;
-        for (size_t i = 0; kids && i < n && !err && !*available; i++)
-            err = pulsarc_consumer_has_message_available(kids[i], available);
-        free(kids);
-        return err;
-    }
+/* The queue was empty: compares the topic's last id with what was handed out, or with the start. */
+pulsarc_err_t pc_single_available_on_broker(pulsarc_consumer_t *base, int *available) {
+    pthread_mutex_lock(&base->lock);
+    int dequeued = base->has_dequeued;
+    pulsarc_msgid_t last_seen = base->last_dequeued;
+    pthread_mutex_unlock(&base->lock);
+    pc_single_t *c = pc_single_of(base);
     seek_op_t op;
     memset(&op, 0, sizeof op);
     pulsarc_err_t err = run_op(c, &op, do_last_id);
@@ -236,7 +177,7 @@ pulsarc_err_t pulsarc_consumer_has_message_available(pulsarc_consumer_t *c, int 
         return err; /* an empty topic has nothing */
     if (dequeued)
         *available = entry_after(&op.last, &last_seen);
-    else if (!c->durable)
+    else if (c->start)
         *available = pc_reader_may_read(c, &op.last);
     else
         *available = !op.has_mark || entry_after(&op.last, &op.mark);

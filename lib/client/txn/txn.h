@@ -26,19 +26,6 @@ pulsarc_err_t pc_txn_add_partition(pulsarc_txn_t *t, const char *topic, char *er
 pulsarc_err_t pc_txn_add_subscription(pulsarc_txn_t *t, const char *topic, const char *sub,
                                       char *errstr, size_t errlen);
 
-/* ack.c: one acknowledgement in t, waiting for the broker's ACK_RESPONSE. */
-struct pulsarc_consumer_s;
-pulsarc_err_t pc_consumer_ack_txn(struct pulsarc_consumer_s *c, pulsarc_txn_t *t,
-                                  const pulsarc_msgid_t *id, int cumulative);
-/*
- * Individual acks of n ids in t, all sent before any answer is awaited;
- * returns the first error, and each id's outcome in errs[n] when not NULL.
- * Does not count as a transaction operation: callers wrap it in
- * pc_txn_op_begin/end with the outcome that should (or should not) doom t.
- */
-pulsarc_err_t pc_consumer_ack_txn_many(struct pulsarc_consumer_s *c, pulsarc_txn_t *t,
-                                       const pulsarc_msgid_t *ids, size_t n,
-                                       pulsarc_err_t *errs);
 /* 1 when c was configured with enableTransaction=true. Any thread. */
 int pc_client_txn_enabled(const pulsarc_client_t *c);
 #endif
