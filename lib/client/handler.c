@@ -8,7 +8,7 @@
  * closing at any moment is safe: a step that finds the handler no longer
  * CONNECTING just lets go.
  *
- * Retry policy (protocol.md §11.2): before the first success, retriable
+ * Retry policy (docs/PROTOCOL.md §11.2): before the first success, retriable
  * errors are retried until operationTimeoutMs, fatal ones fail at once;
  * after it, everything but the owner's final errors is retried forever.
  * Failed attempts (lookup, connect, create) back off on `backoff`, which a

@@ -4,7 +4,7 @@
  * The default container has one group; the key-based one (batcherBuilder
  * KEY_BASED) has one group per key — the ordering key if set, else the
  * partition key — because the broker routes a whole entry to one Key_Shared
- * consumer by its entry-level key (protocol.md §5.5). The limits
+ * consumer by its entry-level key (docs/PROTOCOL.md §5.5). The limits
  * (batchingMaxMessages, batchingMaxBytes) apply to all groups together, so
  * the memory an open batch holds is bounded the same way in both modes.
  *

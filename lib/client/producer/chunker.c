@@ -1,5 +1,5 @@
 /*
- * Design notes: splitting one too-big entry into chunks (protocol.md §4.8),
+ * Design notes: splitting one too-big entry into chunks (docs/PROTOCOL.md §4.8),
  * io thread only. The payload is compressed first and split after, so a
  * consumer reassembles, then decompresses. Every chunk repeats the
  * message's metadata with the same sequence id and uuid

@@ -1,6 +1,6 @@
 /*
  * Design notes: framing one entry — what one SEND frame carries: a single
- * message or a batch, compressed as a whole (protocol.md §4.7, §5, §6).
+ * message or a batch, compressed as a whole (docs/PROTOCOL.md §4.7, §5, §6).
  * Io thread only (called while enqueueing or flushing batches). What it
  * needs of its producer comes in a pc_entry_conf_t, so framing never calls
  * back into the producer.
@@ -113,7 +113,7 @@ pulsarc_err_t pc_entry_single(const pc_entry_conf_t *f, send_item_t *it, send_op
     return err;
 }
 
-/* Batch-level fields come from the first message (protocol.md §5.2). */
+/* Batch-level fields come from the first message (docs/PROTOCOL.md §5.2). */
 static void batch_md(const pc_entry_conf_t *f, Pulsar__Proto__MessageMetadata *md,
                      const pc_batch_group_t *g, int64_t lo, int64_t hi) {
     const pulsarc_msg_t *m = g->first->msg;

@@ -1,7 +1,7 @@
 /*
  * What a message puts on the wire about itself: the MessageMetadata of a
  * single (non-batched) entry, and the SingleMessageMetadata record of each
- * message inside a batch (protocol.md §4.7, §5.3). Pure functions over a
+ * message inside a batch (docs/PROTOCOL.md §4.7, §5.3). Pure functions over a
  * pulsarc_msg_t; the io thread calls them while framing.
  */
 #ifndef PC_METADATA_H

@@ -594,7 +594,7 @@ static void h_send_create(pc_handler_t *h, pc_conn_t *conn) {
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
     cmd.producer = &cp;
-    /* WaitForExclusive may wait indefinitely for its turn (protocol.md §4.2). */
+    /* WaitForExclusive may wait indefinitely for its turn (docs/PROTOCOL.md §4.2). */
     int timeout = p->cfg.access_mode == 2 ? 0 : p->base.client->op_timeout_ms;
     /* Attach first, so a CLOSE_PRODUCER sent before the reply reaches us. */
     detach(p);

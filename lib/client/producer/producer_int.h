@@ -48,7 +48,7 @@ typedef struct send_item {
 
 typedef struct send_op {
     struct send_op *next;
-    int64_t seq, highest_seq;  /* receipts may echo either (protocol.md §4.3) */
+    int64_t seq, highest_seq;  /* receipts may echo either (docs/PROTOCOL.md §4.3) */
     pc_buf_t frame;            /* the SEND frame, resent byte for byte */
     send_item_t *items;        /* completed by this op's receipt; NULL on a non-final chunk */
     int nitems;

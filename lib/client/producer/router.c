@@ -1,7 +1,7 @@
 /*
  * Design notes: choosing the partition of a message on a partitioned topic,
  * with the Java client's rules so that a key lands on the same partition
- * whichever client produced it (protocol.md §9):
+ * whichever client produced it (docs/PROTOCOL.md §9):
  *   - a keyed message goes to hash(key) mod N, where key is the partition
  *     key as text (for binary keys, their base64 form, which is what the
  *     Java client's getKey() returns) and the ordering key plays no part;

@@ -1,6 +1,6 @@
 /*
  * Design notes: the transaction-coordinator (TC) client of one pulsarc
- * client (protocol.md §10).
+ * client (docs/PROTOCOL.md §10).
  *
  * Discovery: the coordinators are the partitions of the assign topic; their
  * count comes from PARTITIONED_METADATA, asked once, on the first

@@ -1,5 +1,5 @@
 /*
- * The transaction-coordinator client of one pulsarc client (protocol.md
+ * The transaction-coordinator client of one pulsarc client (docs/PROTOCOL.md
  * §10): finds the coordinators, keeps a connection to each, and runs the
  * four coordinator requests with retries. txn.c builds transactions on it.
  */

@@ -1,5 +1,5 @@
 /*
- * Design notes: a transaction as the application holds it (protocol.md
+ * Design notes: a transaction as the application holds it (docs/PROTOCOL.md
  * §10). It owns its id (most bits = the coordinator), its state, the count
  * of sends and acks still running in it, and the set of partitions and
  * subscriptions already registered with the coordinator, so each is
