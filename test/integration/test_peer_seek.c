@@ -176,12 +176,6 @@ static int reader_case(pulsarc_client_t *c, const char *topic, const char *name,
     return ok;
 }
 
-/* Seen on this suite's first runs: available=0 and nothing read, where the
- * Java reader reads the last message. */
-#define LATEST_INCLUSIVE                                                                  \
-    "a reader started at latest with inclusive=1 reads nothing and reports no message " \
-    "available, instead of reading the topic's last message"
-
 START_TEST(test_reader_start_positions) {
     pulsarc_client_t *c = peer_client(NULL, NULL);
     topic_ids_t t;
@@ -207,9 +201,6 @@ START_TEST(test_reader_start_positions) {
     int failed = 0;
     char names[512] = "";
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        if (cases[k].start.ledger_id == INT64_MAX && cases[k].inclusive &&
-            peer_skip_known_bug("reader latest inclusive", LATEST_INCLUSIVE))
-            continue;
         if (!reader_case(c, topic, cases[k].name, cases[k].start, cases[k].inclusive,
                          cases[k].want)) {
             failed++;

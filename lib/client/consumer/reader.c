@@ -7,6 +7,11 @@
  * a reconnect the reader re-subscribes from the last message it handed
  * out and filters up to it, so nothing is read twice.
  *
+ * Latest with inclusive means the topic's last message, as for the Java
+ * reader: the broker only knows "after the end", so once subscribed the
+ * reader asks for the last message id and, if the topic has one, seeks
+ * there (a seek reads its target first).
+ *
  * The reader is a single-topic consumer (single.c) whose `start` points
  * at its start position (start_position.c); the public reader calls are
  * that consumer's. Threads: the application's.
@@ -32,6 +37,22 @@ static void random_name(char *buf, size_t len) {
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
     snprintf(buf, len, "reader-%010llx", x & 0xffffffffffULL);
+}
+
+static int is_latest(const pulsarc_msgid_t *id) {
+    pulsarc_msgid_t latest = pulsarc_msgid_latest();
+    return id->ledger_id == latest.ledger_id && id->entry_id == latest.entry_id;
+}
+
+/* Latest, inclusive: move to the topic's last message, if it has one. */
+static pulsarc_err_t start_at_last(pulsarc_consumer_t *c, char *errstr, size_t errlen) {
+    pulsarc_msgid_t last;
+    pulsarc_err_t err = pulsarc_consumer_last_message_id(c, &last);
+    if (!err && last.entry_id >= 0)
+        err = pulsarc_consumer_seek(c, &last);
+    return err ? pc_seterr(errstr, errlen, err, "reader at latest, inclusive: %s",
+                           pulsarc_strerror(err))
+               : PULSARC_OK;
 }
 
 pulsarc_err_t pulsarc_reader_new(pulsarc_client_t *cl, const char *topic, const pulsarc_msgid_t *start,
@@ -61,6 +82,8 @@ pulsarc_err_t pulsarc_reader_new(pulsarc_client_t *cl, const char *topic, const 
         err = pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
     if (!err)
         err = pc_single_start(c, 1, errstr, errlen);
+    if (!err && inclusive && is_latest(start))
+        err = start_at_last(&c->base, errstr, errlen);
     if (err) {
         pc_consumer_unref(&c->base);
         free(r);
