@@ -112,18 +112,9 @@ END_TEST
 
 /* ---------- close with sends pending ---------- */
 
-/* Seen on this suite's first runs: 483 of 500 CLOSED callbacks had run when
- * close returned, 10 ran after destroy returned; with 2,000 sends, 8 had run
- * when close returned and 1,992 after destroy returned. */
-#define CLOSE_RACE                                                                   \
-    "producer close/destroy return while the CLOSED callbacks of pending sends are " \
-    "still queued for the callback thread, so some run after destroy returned"
-
 /* Queues N sends behind a stalled proxy, closes (or destroys) the producer. */
 static void close_with_pending(const char *scenario, int destroy_only) {
     enum { N = 2000 };
-    if (peer_skip_known_bug(scenario, CLOSE_RACE))
-        return;
     const char *topic = pct_topic("peer-cb-close");
     pc_proxy_t *px = peer_proxy();
     const char *ckv[] = {"operationTimeoutMs", "3000", NULL};
@@ -166,13 +157,6 @@ END_TEST
 START_TEST(test_cb_once_on_destroy) { close_with_pending("destroy pending", 1); }
 END_TEST
 
-/* Seen on this suite's first runs: 5,000 sends queued on a live connection,
- * client close, all 5,000 called back CLOSED and all 5,000 stored. */
-#define STORED_BUT_CLOSED                                                          \
-    "client close fails every pending send with CLOSED at once, without waiting " \
-    "for the receipts of messages already written: the broker stores messages "   \
-    "the application was told failed"
-
 /* Closing the whole client with sends pending on a live connection. */
 START_TEST(test_cb_once_on_client_close) {
     enum { N = 5000 };
@@ -205,8 +189,7 @@ START_TEST(test_cb_once_on_client_close) {
      * application: a duplicate. Receipts for what was already written come
      * before the broker's answer to the close, so they can be honoured. */
     int ok = atomic_load(&l->ok);
-    if (!peer_skip_known_bug("client close stored", STORED_BUT_CLOSED))
-        ck_assert_msg(stored == ok, "client close: %d stored, %d reported sent", stored, ok);
+    ck_assert_msg(stored == ok, "client close: %d stored, %d reported sent", stored, ok);
     pulsarc_client_destroy(c2);
     free(ctx);
     free(l);

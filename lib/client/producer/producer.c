@@ -68,6 +68,7 @@ typedef struct pc_topic_producer {
     int closing;
     int closed;
     int close_posted;
+    int callbacks_queued;      /* send callbacks on the callback queue, not yet run */
     int64_t last_seq_acked;
     pc_producer_stats_acc_t stats;
 } pc_topic_producer_t;
@@ -135,6 +136,10 @@ static void run_send_result(pc_cb_item_t *it) {
     pulsarc_producer_t *shown = r->p->owner ? r->p->owner : &r->p->base;
     r->cb(shown, r->err, r->err ? NULL : &r->id, r->msg, r->opaque);
     pulsarc_msg_destroy(r->msg);
+    pthread_mutex_lock(&r->p->lock);
+    if (--r->p->callbacks_queued == 0)
+        pthread_cond_broadcast(&r->p->cond); /* a close may wait for its last callback */
+    pthread_mutex_unlock(&r->p->lock);
     tp_unref(r->p);
     free(r);
 }
@@ -181,6 +186,9 @@ static void deliver_async(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t
         r->id = *id;
     r->msg = it->msg;
     tp_ref(p);
+    pthread_mutex_lock(&p->lock);
+    p->callbacks_queued++;
+    pthread_mutex_unlock(&p->lock);
     pc_cbq_push(&p->base.client->cbq, &r->item);
 }
 
@@ -698,6 +706,23 @@ static int post_close(pc_topic_producer_t *p) {
     return 0;
 }
 
+/*
+ * With a callback thread, close returns only after every send callback it
+ * caused has run, so none runs after close (or destroy) returned. In poll
+ * mode callbacks run only inside pulsarc_client_poll, on the application's
+ * own thread, so what close queued runs at its next poll (or when the
+ * client closes); waiting here could only deadlock a single-threaded
+ * application.
+ */
+static void wait_callbacks(pc_topic_producer_t *p) {
+    if (!p->base.client->cbq.own_thread)
+        return;
+    pthread_mutex_lock(&p->lock);
+    while (p->callbacks_queued > 0)
+        pthread_cond_wait(&p->cond, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
 static void tp_close(pulsarc_producer_t *bp) {
     pc_topic_producer_t *p = TP(bp);
     if (!post_close(p)) {
@@ -711,6 +736,7 @@ static void tp_close(pulsarc_producer_t *bp) {
     while (!p->closed)
         pthread_cond_wait(&p->cond, &p->lock);
     pthread_mutex_unlock(&p->lock);
+    wait_callbacks(p);
 }
 
 /* ---------- creation ---------- */
