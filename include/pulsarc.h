@@ -79,6 +79,7 @@ typedef enum pulsarc_err_e {
     PULSARC_ERR_IO = -25,              /**< socket or file error */
     PULSARC_ERR_AUTH = -26,            /**< local authentication set-up failed */
     PULSARC_ERR_NOT_FOUND = -27,       /**< no such item (property, key) */
+    PULSARC_ERR_CRYPTO = -28,          /**< end-to-end encryption: bad key, no key, or a message that fails its check */
 
     PULSARC_ERR_BROKER_BASE = 1000,
     PULSARC_ERR_BROKER_UNKNOWN = 1000,
