@@ -320,6 +320,13 @@ PULSARC_API const void *pulsarc_msg_schema_version(const pulsarc_msg_t *msg, siz
 PULSARC_API const void *pulsarc_msg_ordering_key(const pulsarc_msg_t *msg, size_t *len);
 /** 1 when the message is a null value (tombstone). */
 PULSARC_API int pulsarc_msg_is_null_value(const pulsarc_msg_t *msg);
+/**
+ * 1 when the message arrived end-to-end encrypted and could not be
+ * decrypted, and cryptoFailureAction CONSUME delivered it as it was: the
+ * payload is the entry's encrypted (and possibly compressed) bytes, a
+ * whole batch as one message.
+ */
+PULSARC_API int pulsarc_msg_is_encrypted(const pulsarc_msg_t *msg);
 /** Requested delivery time in ms since the epoch, 0 if not delayed. */
 PULSARC_API uint64_t pulsarc_msg_deliver_at(const pulsarc_msg_t *msg);
 /** Property value or NULL (borrowed from msg). */

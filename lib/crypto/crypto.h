@@ -106,6 +106,11 @@ pulsarc_err_t pc_encryptor_rotate(pc_encryptor_t *e, char *errstr, size_t errlen
 pulsarc_err_t pc_encryptor_encrypt(pc_encryptor_t *e, Pulsar__Proto__MessageMetadata *md,
                                    uint8_t *iv, const void *in, size_t len, pc_buf_t *out,
                                    char *errstr, size_t errlen);
+/* The producer's hook after compression: with an encryptor, encrypts
+ * *data into memory e owns (valid until its next call), points *data and
+ * *len at it and fills md; with e NULL, does nothing. */
+pulsarc_err_t pc_encryptor_seal(pc_encryptor_t *e, Pulsar__Proto__MessageMetadata *md,
+                                const uint8_t **data, size_t *len, char *errstr, size_t errlen);
 /* Bytes encryption adds to a payload. */
 size_t pc_crypto_overhead(void);
 
@@ -137,4 +142,21 @@ int pc_crypto_is_encrypted(const Pulsar__Proto__MessageMetadata *md);
 pulsarc_err_t pc_decryptor_decrypt(pc_decryptor_t *d, const Pulsar__Proto__MessageMetadata *md,
                                    const uint8_t *in, size_t len, pc_buf_t *out, char *errstr,
                                    size_t errlen);
+/* The consumer's hook before decompression: decrypts *data into memory d
+ * owns (valid until its next call) and points *data and *len at it. With
+ * d NULL: PULSARC_ERR_CRYPTO (no private key configured). */
+pulsarc_err_t pc_decryptor_open(pc_decryptor_t *d, const Pulsar__Proto__MessageMetadata *md,
+                                const uint8_t **data, size_t *len, char *errstr, size_t errlen);
+
+/* ---- from configuration ------------------------------------------------ */
+
+/* names: "a,b" (encryptionKeys); pub_spec: one PEM path for every name or
+ * "a=path,b=path" (cryptoPublicKeyPath). Every key is read now. *out NULL
+ * when names is empty. BAD_CONFIG naming the option and key otherwise. */
+pulsarc_err_t pc_encryptor_from_conf(const char *names, const char *pub_spec,
+                                     pc_encryptor_t **out, char *errstr, size_t errlen);
+/* priv_spec: one PEM path for every name or "a=path,b=path"
+ * (cryptoPrivateKeyPath). *out NULL when empty. */
+pulsarc_err_t pc_decryptor_from_conf(const char *priv_spec, pc_decryptor_t **out, char *errstr,
+                                     size_t errlen);
 #endif

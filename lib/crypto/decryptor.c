@@ -46,6 +46,7 @@ struct pc_decryptor {
     cached_key_t cache[CACHE_SLOTS];
     uint64_t tick;
     EVP_CIPHER_CTX *gcm;
+    pc_buf_t opened; /* pc_decryptor_open's output, kept until the next call */
 };
 
 pulsarc_err_t pc_decryptor_new(pc_decryptor_t **out, char *errstr, size_t errlen) {
@@ -56,6 +57,7 @@ pulsarc_err_t pc_decryptor_new(pc_decryptor_t **out, char *errstr, size_t errlen
         free(d);
         return PULSARC_ERR_NOMEM;
     }
+    pc_buf_init(&d->opened, 0);
     *out = d;
     return PULSARC_OK;
 }
@@ -76,6 +78,7 @@ void pc_decryptor_free(pc_decryptor_t *d) {
     for (int i = 0; i < CACHE_SLOTS; i++)
         slot_clear(&d->cache[i]);
     EVP_CIPHER_CTX_free(d->gcm);
+    pc_buf_free(&d->opened);
     free(d);
 }
 
@@ -256,4 +259,18 @@ pulsarc_err_t pc_decryptor_decrypt(pc_decryptor_t *d, const Pulsar__Proto__Messa
                          *missing ? "; no private key for: " : "", missing);
     return pc_seterr(errstr, errlen, PULSARC_ERR_CRYPTO,
                      "no private key for any of the message's encryption keys (%s)", missing);
+}
+
+pulsarc_err_t pc_decryptor_open(pc_decryptor_t *d, const Pulsar__Proto__MessageMetadata *md,
+                                const uint8_t **data, size_t *len, char *errstr, size_t errlen) {
+    if (!d)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_CRYPTO,
+                         "the message is encrypted and no private key is configured "
+                         "(cryptoPrivateKeyPath)");
+    pulsarc_err_t err = pc_decryptor_decrypt(d, md, *data, *len, &d->opened, errstr, errlen);
+    if (err)
+        return err;
+    *data = d->opened.data ? d->opened.data : (const uint8_t *)"";
+    *len = d->opened.len;
+    return PULSARC_OK;
 }

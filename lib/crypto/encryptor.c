@@ -36,6 +36,8 @@ struct pc_encryptor {
     Pulsar__Proto__EncryptionKeys **recs;
     size_t n;
     EVP_CIPHER_CTX *gcm;
+    uint8_t seal_iv[PC_CRYPTO_IV_LEN]; /* pc_encryptor_seal's output, kept until the next call */
+    pc_buf_t sealed;
 };
 
 static uint64_t mono_ms(void) {
@@ -71,6 +73,7 @@ void pc_encryptor_free(pc_encryptor_t *e) {
     free(e->r);
     free(e->recs);
     EVP_CIPHER_CTX_free(e->gcm);
+    pc_buf_free(&e->sealed);
     OPENSSL_cleanse(e->data_key, sizeof e->data_key);
     free(e);
 }
@@ -90,6 +93,7 @@ pulsarc_err_t pc_encryptor_new(pc_encryptor_t **out, char *errstr, size_t errlen
         return PULSARC_ERR_NOMEM;
     }
     e->period_ms = PC_CRYPTO_ROTATE_MS;
+    pc_buf_init(&e->sealed, 0);
     pulsarc_err_t err = random_key(e->data_key, errstr, errlen);
     if (err) {
         pc_encryptor_free(e);
@@ -244,5 +248,18 @@ pulsarc_err_t pc_encryptor_encrypt(pc_encryptor_t *e, Pulsar__Proto__MessageMeta
     md->has_encryption_param = 1;
     md->encryption_param.data = iv;
     md->encryption_param.len = PC_CRYPTO_IV_LEN;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_encryptor_seal(pc_encryptor_t *e, Pulsar__Proto__MessageMetadata *md,
+                                const uint8_t **data, size_t *len, char *errstr, size_t errlen) {
+    if (!e)
+        return PULSARC_OK;
+    pulsarc_err_t err = pc_encryptor_encrypt(e, md, e->seal_iv, *data, *len, &e->sealed, errstr,
+                                             errlen);
+    if (err)
+        return err;
+    *data = e->sealed.data;
+    *len = e->sealed.len;
     return PULSARC_OK;
 }

@@ -21,6 +21,7 @@
 
 #include "client/consumer/consumer_int.h"
 #include "core/err.h"
+#include "crypto/crypto.h"
 
 /* ---------- lifetime ---------- */
 
@@ -40,6 +41,7 @@ void pc_consumer_unref(pulsarc_consumer_t *c) {
     pc_redelivery_free(&c->redelivery);
     pc_rxpool_release(c->pool);
     pc_schema_clear(&c->schema);
+    pc_decryptor_free(c->decryptor);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
     free(c->sub);
@@ -125,7 +127,7 @@ static void handle_message(pulsarc_consumer_t *c, pc_conn_t *conn, const pc_fram
         pc_consumer_refund(c, 1);
         return;
     }
-    pc_rx_opts_t o = {c->topic.partition, NULL};
+    pc_rx_opts_t o = {c->topic.partition, NULL, c->decryptor, c->crypto_action};
     pulsarc_msgid_t skip;
     if (!c->durable && c->has_start && pc_reader_skip_upto(c, &skip))
         o.skip_upto = &skip;
@@ -514,6 +516,10 @@ static pulsarc_err_t read_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf
     pulsarc_err_t err = parse_ranges(c, pc_conf_str(conf, PC_PROP_KEY_SHARED_RANGES), e, el);
     if (!err && c->ks_mode == PULSAR__PROTO__KEY_SHARED_MODE__STICKY && !c->ks_nranges)
         err = pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "keySharedMode STICKY needs keySharedHashRanges");
+    c->crypto_action = (int)pc_conf_int(conf, PC_PROP_CRYPTO_FAILURE_ACTION);
+    if (!err)
+        err = pc_decryptor_from_conf(pc_conf_str(conf, PC_PROP_CRYPTO_PRIVATE_KEY_PATH),
+                                     &c->decryptor, e, el);
     return err ? err : pc_schema_from_conf(&c->schema, conf, e, el);
 }
 

@@ -55,6 +55,8 @@ struct pulsarc_consumer_s {
     int queue_size;
     int priority;
     int read_compacted;
+    struct pc_decryptor *decryptor; /* end-to-end decryption, or NULL (lib/crypto) */
+    int crypto_action;              /* pc_crypto_fail_action_t: cryptoFailureAction */
     int receipts;
     int ks_mode;
     int ks_allow_ooo;

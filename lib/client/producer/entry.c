@@ -16,6 +16,7 @@
 #include "client/producer/producer_int.h"
 #include "client/txn/txn.h"
 #include "core/err.h"
+#include "crypto/crypto.h"
 
 static uint64_t wall_ms(void) {
     struct timespec ts;
@@ -65,8 +66,8 @@ static pulsarc_err_t compress(const pulsarc_producer_t *p, Pulsar__Proto__Messag
     md->uncompressed_size = (uint32_t)len;
     *data = in;
     *dlen = len;
-    if (p->codec == PC_CODEC_NONE)
-        return PULSARC_OK;
+    if (p->codec == PC_CODEC_NONE) /* encrypt after compressing, as the Java client */
+        return pc_encryptor_seal(p->encryptor, md, data, dlen, NULL, 0);
     pulsarc_err_t err = pc_codec_compress(p->codec, in, len, z);
     if (err)
         return err;
@@ -74,7 +75,7 @@ static pulsarc_err_t compress(const pulsarc_producer_t *p, Pulsar__Proto__Messag
     md->compression = (Pulsar__Proto__CompressionType)p->codec;
     *data = z->data;
     *dlen = z->len;
-    return PULSARC_OK;
+    return pc_encryptor_seal(p->encryptor, md, data, dlen, NULL, 0);
 }
 
 pulsarc_err_t pc_entry_frame(pulsarc_producer_t *p, send_op_t *op,

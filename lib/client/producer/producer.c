@@ -24,6 +24,7 @@
 #include "client/producer/producer_int.h"
 #include "client/txn/txn.h"
 #include "core/err.h"
+#include "crypto/crypto.h"
 #include "net/conn.h"
 
 #define P_OF(hp) ((pulsarc_producer_t *)((char *)(hp) - offsetof(pulsarc_producer_t, h)))
@@ -42,6 +43,7 @@ void pc_producer_unref(pulsarc_producer_t *p) {
     pthread_cond_destroy(&p->cond);
     pc_waiter_destroy(&p->create_w);
     pc_schema_clear(&p->schema);
+    pc_encryptor_free(p->encryptor);
     free(p->parts);
     free(p);
     if (parent)
@@ -715,6 +717,10 @@ pulsarc_err_t pc_producer_alloc(pulsarc_client_t *c, const char *name, const pul
         err = check_conf(p, errstr, errlen);
     if (!err)
         err = pc_schema_from_conf(&p->schema, conf, errstr, errlen);
+    if (!err)
+        err = pc_encryptor_from_conf(pc_conf_str(conf, PC_PROP_ENCRYPTION_KEYS),
+                                     pc_conf_str(conf, PC_PROP_CRYPTO_PUBLIC_KEY_PATH),
+                                     &p->encryptor, errstr, errlen);
     if (err) {
         pc_producer_unref(p);
         return err;

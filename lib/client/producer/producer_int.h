@@ -115,6 +115,7 @@ struct pulsarc_producer_s {
     int batching;
     int64_t batch_delay_us;
     pc_codec_t codec;
+    struct pc_encryptor *encryptor; /* end-to-end encryption, or NULL (lib/crypto) */
     int chunking;
     int64_t chunk_max;
     int access_mode;
