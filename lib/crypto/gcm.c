@@ -1,7 +1,8 @@
 /*
  * Design notes: the payload cipher, AES-256-GCM with a 12-byte IV and the
  * 16-byte tag appended to the ciphertext, no associated data (the Java
- * client's "AES/GCM/NoPadding" with a 128-bit tag). One EVP context per
+ * client's "AES/GCM/NoPadding" with a 128-bit tag). Decryption also takes
+ * 128- and 192-bit data keys, which a Java producer may send. One EVP context per
  * encryptor or decryptor, used by its owner's thread only.
  */
 #include <limits.h>
@@ -40,10 +41,14 @@ pulsarc_err_t pc_gcm_seal(EVP_CIPHER_CTX *c, const uint8_t key[PC_CRYPTO_DATA_KE
 pulsarc_err_t pc_gcm_open(EVP_CIPHER_CTX *c, const uint8_t *key, size_t klen,
                           const uint8_t iv[PC_CRYPTO_IV_LEN], const uint8_t *in, size_t len,
                           pc_buf_t *out, char *errstr, size_t errlen) {
-    if (klen != PC_CRYPTO_DATA_KEY_LEN)
+    /* A Java producer limited by an old JCE policy sends 128-bit keys. */
+    const EVP_CIPHER *aes = klen == 32   ? EVP_aes_256_gcm()
+                            : klen == 24 ? EVP_aes_192_gcm()
+                            : klen == 16 ? EVP_aes_128_gcm()
+                                         : NULL;
+    if (!aes)
         return pc_seterr(errstr, errlen, PULSARC_ERR_CRYPTO,
-                         "the data key has %zu bytes, expected %d (AES-256)", klen,
-                         PC_CRYPTO_DATA_KEY_LEN);
+                         "the data key has %zu bytes, not an AES key (16, 24 or 32)", klen);
     if (len < PC_CRYPTO_TAG_LEN || len > INT_MAX)
         return pc_seterr(errstr, errlen, PULSARC_ERR_CRYPTO,
                          "encrypted payload of %zu bytes: shorter than its %d-byte GCM tag", len,
@@ -54,7 +59,7 @@ pulsarc_err_t pc_gcm_open(EVP_CIPHER_CTX *c, const uint8_t *key, size_t klen,
     if (err)
         return err;
     int n = 0, fin = 0;
-    if (EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, NULL, NULL) != 1 ||
+    if (EVP_DecryptInit_ex(c, aes, NULL, NULL, NULL) != 1 ||
         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, PC_CRYPTO_IV_LEN, NULL) != 1 ||
         EVP_DecryptInit_ex(c, NULL, NULL, key, iv) != 1 ||
         EVP_DecryptUpdate(c, out->data, &n, in, (int)clen) != 1 ||

@@ -709,6 +709,61 @@ START_TEST(test_cache_bounded) {
 }
 END_TEST
 
+/* A 128-bit data key (what a Java producer under a limited JCE policy
+ * sends), built here with OpenSSL directly: decrypted; a 20-byte one is
+ * refused by name. */
+START_TEST(test_aes128_data_key) {
+    pc_crypto_key_t *pub = key_of(keys[K_P256].pub, 0);
+    uint8_t dk[20], iv[PC_CRYPTO_IV_LEN], plain[100], ct[100 + 16];
+    fill(dk, sizeof dk, 11);
+    fill(iv, sizeof iv, 12);
+    fill(plain, sizeof plain, 13);
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    int n = 0, fin = 0;
+    ck_assert_int_eq(EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, dk, iv), 1);
+    ck_assert_int_eq(EVP_EncryptUpdate(c, ct, &n, plain, sizeof plain), 1);
+    ck_assert_int_eq(EVP_EncryptFinal_ex(c, ct + n, &fin), 1);
+    ck_assert_int_eq(EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, ct + 100), 1);
+    EVP_CIPHER_CTX_free(c);
+    char err[256] = "";
+    for (int len = 16; len <= 20; len += 4) {
+        pc_buf_t w, out;
+        pc_buf_init(&w, 0);
+        pc_buf_init(&out, 0);
+        ck_assert_int_eq(pc_crypto_wrap(pub, dk, (size_t)len, &w, err, sizeof err), PULSARC_OK);
+        Pulsar__Proto__EncryptionKeys ek = PULSAR__PROTO__ENCRYPTION_KEYS__INIT, *ekp = &ek;
+        ek.key = (char *)"ec";
+        ek.value.data = w.data;
+        ek.value.len = w.len;
+        Pulsar__Proto__MessageMetadata md;
+        base_md(&md);
+        md.n_encryption_keys = 1;
+        md.encryption_keys = &ekp;
+        md.has_encryption_param = 1;
+        md.encryption_param.data = iv;
+        md.encryption_param.len = sizeof iv;
+        pc_decryptor_t *d = NULL;
+        ck_assert_int_eq(pc_decryptor_new(&d, err, sizeof err), PULSARC_OK);
+        ck_assert_int_eq(pc_decryptor_add_key(d, "ec", key_of(keys[K_P256].priv, 1), err,
+                                              sizeof err),
+                         PULSARC_OK);
+        pulsarc_err_t rc = pc_decryptor_decrypt(d, &md, ct, sizeof ct, &out, err, sizeof err);
+        if (len == 16) {
+            ck_assert_int_eq(rc, PULSARC_OK);
+            ck_assert_uint_eq(out.len, sizeof plain);
+            ck_assert_mem_eq(out.data, plain, sizeof plain);
+        } else {
+            ck_assert_int_eq(rc, PULSARC_ERR_CRYPTO);
+            ck_assert_contains(err, "20 bytes");
+        }
+        pc_decryptor_free(d);
+        pc_buf_free(&w);
+        pc_buf_free(&out);
+    }
+    pc_crypto_key_free(pub);
+}
+END_TEST
+
 static Suite *crypto_suite(void) {
     Suite *s = suite_create("crypto");
     TCase *t = tcase_create("keys");
@@ -742,6 +797,7 @@ static Suite *crypto_suite(void) {
     tcase_add_test(t, test_reader_and_cache_and_rotation);
     tcase_add_test(t, test_rotation_period);
     tcase_add_test(t, test_encryptor_bad_setup);
+    tcase_add_test(t, test_aes128_data_key);
     suite_add_tcase(s, t);
 
     t = tcase_create("hostile");
