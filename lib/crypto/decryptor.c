@@ -46,6 +46,8 @@ struct pc_decryptor {
     cached_key_t cache[CACHE_SLOTS];
     uint64_t tick;
     EVP_CIPHER_CTX *gcm;
+    uint8_t gcm_key[MAX_DATA_KEY]; /* the key gcm holds the schedule of */
+    size_t gcm_key_len;            /* 0: none */
     pc_buf_t opened; /* pc_decryptor_open's output, kept until the next call */
 };
 
@@ -77,6 +79,7 @@ void pc_decryptor_free(pc_decryptor_t *d) {
     free(d->keys);
     for (int i = 0; i < CACHE_SLOTS; i++)
         slot_clear(&d->cache[i]);
+    OPENSSL_cleanse(d->gcm_key, sizeof d->gcm_key);
     EVP_CIPHER_CTX_free(d->gcm);
     pc_buf_free(&d->opened);
     free(d);
@@ -189,6 +192,21 @@ static pulsarc_err_t unwrap_entry(pc_decryptor_t *d, const Pulsar__Proto__Encryp
     return err;
 }
 
+/* GCM with key k, reusing the context's key schedule when it holds k. */
+static pulsarc_err_t open_with(pc_decryptor_t *d, const uint8_t *k, size_t klen,
+                               const uint8_t *iv, const uint8_t *in, size_t len, pc_buf_t *out,
+                               char *errstr, size_t errlen) {
+    int same = d->gcm_key_len == klen && CRYPTO_memcmp(d->gcm_key, k, klen) == 0;
+    if (!same)
+        d->gcm_key_len = 0; /* until a set-up with k has worked */
+    pulsarc_err_t err = pc_gcm_open(d->gcm, k, klen, same, iv, in, len, out, errstr, errlen);
+    if (!err && !same && klen <= sizeof d->gcm_key) {
+        memcpy(d->gcm_key, k, klen);
+        d->gcm_key_len = klen;
+    }
+    return err;
+}
+
 static int entry_usable(const Pulsar__Proto__EncryptionKeys *e) {
     return e && e->key && strlen(e->key) <= PC_CRYPTO_MAX_NAME_LEN && e->value.data &&
            e->value.len > 0 && e->value.len <= PC_CRYPTO_MAX_WRAPPED_LEN;
@@ -226,7 +244,7 @@ pulsarc_err_t pc_decryptor_decrypt(pc_decryptor_t *d, const Pulsar__Proto__Messa
         const Pulsar__Proto__EncryptionKeys *e = md->encryption_keys[i];
         cached_key_t *c = entry_usable(e) ? cache_find(d, &e->value) : NULL;
         if (c)
-            return pc_gcm_open(d->gcm, c->key, c->key_len, iv, in, len, out, errstr, errlen);
+            return open_with(d, c->key, c->key_len, iv, in, len, out, errstr, errlen);
     }
     char missing[256] = "";
     char last[256] = "";
@@ -249,7 +267,7 @@ pulsarc_err_t pc_decryptor_decrypt(pc_decryptor_t *d, const Pulsar__Proto__Messa
             continue;
         }
         cache_put(d, &e->value, key, klen);
-        err = pc_gcm_open(d->gcm, key, klen, iv, in, len, out, errstr, errlen);
+        err = open_with(d, key, klen, iv, in, len, out, errstr, errlen);
         OPENSSL_cleanse(key, sizeof key);
         return err;
     }

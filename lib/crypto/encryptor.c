@@ -36,6 +36,7 @@ struct pc_encryptor {
     Pulsar__Proto__EncryptionKeys **recs;
     size_t n;
     EVP_CIPHER_CTX *gcm;
+    int gcm_keyed; /* gcm holds data_key's schedule */
     uint8_t seal_iv[PC_CRYPTO_IV_LEN]; /* pc_encryptor_seal's output, kept until the next call */
     pc_buf_t sealed;
 };
@@ -137,6 +138,7 @@ pulsarc_err_t pc_encryptor_rotate(pc_encryptor_t *e, char *errstr, size_t errlen
     free(fresh);
     if (!err) {
         memcpy(e->data_key, key, sizeof key);
+        e->gcm_keyed = 0;
         e->key_born_ms = mono_ms();
     }
     OPENSSL_cleanse(key, sizeof key);
@@ -240,7 +242,9 @@ pulsarc_err_t pc_encryptor_encrypt(pc_encryptor_t *e, Pulsar__Proto__MessageMeta
         return pc_seterr(errstr, errlen, PULSARC_ERR_CRYPTO,
                          "no random bytes for an IV (OpenSSL RAND_bytes failed)");
     static const uint8_t empty;
-    err = pc_gcm_seal(e->gcm, e->data_key, iv, len ? in : &empty, len, out, errstr, errlen);
+    err = pc_gcm_seal(e->gcm, e->data_key, e->gcm_keyed, iv, len ? in : &empty, len, out, errstr,
+                      errlen);
+    e->gcm_keyed = !err;
     if (err)
         return err;
     md->n_encryption_keys = e->n;

@@ -13,9 +13,19 @@
 #include "core/err.h"
 #include "crypto/gcm.h"
 
+/* Sets key (unless the context already holds it) and IV. */
+static int keyed(EVP_CIPHER_CTX *c, const EVP_CIPHER *aes, int enc, const uint8_t *key,
+                 int same_key, const uint8_t *iv) {
+    if (same_key)
+        return EVP_CipherInit_ex(c, NULL, NULL, NULL, iv, enc) == 1;
+    return EVP_CipherInit_ex(c, aes, NULL, NULL, NULL, enc) == 1 &&
+           EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, PC_CRYPTO_IV_LEN, NULL) == 1 &&
+           EVP_CipherInit_ex(c, NULL, NULL, key, iv, enc) == 1;
+}
+
 pulsarc_err_t pc_gcm_seal(EVP_CIPHER_CTX *c, const uint8_t key[PC_CRYPTO_DATA_KEY_LEN],
-                          const uint8_t iv[PC_CRYPTO_IV_LEN], const uint8_t *in, size_t len,
-                          pc_buf_t *out, char *errstr, size_t errlen) {
+                          int same_key, const uint8_t iv[PC_CRYPTO_IV_LEN], const uint8_t *in,
+                          size_t len, pc_buf_t *out, char *errstr, size_t errlen) {
     if (len > INT_MAX - PC_CRYPTO_TAG_LEN)
         return pc_seterr(errstr, errlen, PULSARC_ERR_MSG_TOO_BIG,
                          "encrypt: a %zu-byte payload is too large", len);
@@ -24,9 +34,7 @@ pulsarc_err_t pc_gcm_seal(EVP_CIPHER_CTX *c, const uint8_t key[PC_CRYPTO_DATA_KE
     if (err)
         return err;
     int n = 0, fin = 0;
-    if (EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, NULL, NULL) != 1 ||
-        EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, PC_CRYPTO_IV_LEN, NULL) != 1 ||
-        EVP_EncryptInit_ex(c, NULL, NULL, key, iv) != 1 ||
+    if (!keyed(c, EVP_aes_256_gcm(), 1, key, same_key, iv) ||
         EVP_EncryptUpdate(c, out->data, &n, in, (int)len) != 1 ||
         EVP_EncryptFinal_ex(c, out->data + n, &fin) != 1 ||
         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, PC_CRYPTO_TAG_LEN,
@@ -38,7 +46,7 @@ pulsarc_err_t pc_gcm_seal(EVP_CIPHER_CTX *c, const uint8_t key[PC_CRYPTO_DATA_KE
     return PULSARC_OK;
 }
 
-pulsarc_err_t pc_gcm_open(EVP_CIPHER_CTX *c, const uint8_t *key, size_t klen,
+pulsarc_err_t pc_gcm_open(EVP_CIPHER_CTX *c, const uint8_t *key, size_t klen, int same_key,
                           const uint8_t iv[PC_CRYPTO_IV_LEN], const uint8_t *in, size_t len,
                           pc_buf_t *out, char *errstr, size_t errlen) {
     /* A Java producer limited by an old JCE policy sends 128-bit keys. */
@@ -59,9 +67,7 @@ pulsarc_err_t pc_gcm_open(EVP_CIPHER_CTX *c, const uint8_t *key, size_t klen,
     if (err)
         return err;
     int n = 0, fin = 0;
-    if (EVP_DecryptInit_ex(c, aes, NULL, NULL, NULL) != 1 ||
-        EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, PC_CRYPTO_IV_LEN, NULL) != 1 ||
-        EVP_DecryptInit_ex(c, NULL, NULL, key, iv) != 1 ||
+    if (!keyed(c, aes, 0, key, same_key, iv) ||
         EVP_DecryptUpdate(c, out->data, &n, in, (int)clen) != 1 ||
         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, PC_CRYPTO_TAG_LEN,
                             (void *)(in + clen)) != 1 ||
