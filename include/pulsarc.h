@@ -511,6 +511,25 @@ PULSARC_API pulsarc_err_t pulsarc_conf_set_consumer_event_listener(pulsarc_conf_
                                                                   pulsarc_consumer_event_cb cb,
                                                                   void *opaque);
 
+/**
+ * End-to-end encryption key reader (the Java client's CryptoKeyReader):
+ * writes the PEM text of the key called name into buf (cap bytes) and
+ * returns its length, 0 when it has no such key, -1 on error. is_private
+ * 1: a consumer's private key, asked when a message with a new data key
+ * arrives, with the metadata pairs the producer sent for that key
+ * (meta_kv: key, value, key, value..., n_meta pairs); is_private 0: a
+ * producer's public key, asked at creation for every encryptionKeys name
+ * that cryptoPublicKeyPath does not give. Runs on the client's io thread
+ * (consumer) or the creating thread (producer); must not block long.
+ */
+typedef long (*pulsarc_crypto_key_reader_cb)(const char *name, int is_private,
+                                             const char *const *meta_kv, size_t n_meta,
+                                             char *buf, size_t cap, void *opaque);
+/** Sets the key reader of producers and consumers created with conf (opaque borrowed). */
+PULSARC_API pulsarc_err_t pulsarc_conf_set_crypto_key_reader(pulsarc_conf_t *conf,
+                                                            pulsarc_crypto_key_reader_cb cb,
+                                                            void *opaque);
+
 /** Counters of one consumer, as of the call. */
 typedef struct pulsarc_consumer_stats_s {
     uint64_t received;        /**< messages taken from the broker into the queue */

@@ -220,6 +220,7 @@ typedef enum pc_cb_id {
     PC_CB_CONSUMER_EVENT,
     PC_CB_TOKEN_SUPPLIER,
     PC_CB_MESSAGE_ROUTER,
+    PC_CB_CRYPTO_KEY_READER,
     PC_CB__COUNT
 } pc_cb_id_t;
 typedef void (*pc_any_fn)(void);

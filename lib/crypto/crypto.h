@@ -133,6 +133,10 @@ pulsarc_err_t pc_decryptor_add_key(pc_decryptor_t *d, const char *name, pc_crypt
                                    char *errstr, size_t errlen);
 /* A reader called for names without a fixed key. */
 void pc_decryptor_set_reader(pc_decryptor_t *d, pc_crypto_key_fn fn, void *ud);
+/* The application's PEM key reader (pulsarc_conf_set_crypto_key_reader),
+ * asked for names without a fixed key when no pc_crypto_key_fn is set. */
+void pc_decryptor_set_app_reader(pc_decryptor_t *d, pulsarc_crypto_key_reader_cb cb,
+                                 void *opaque);
 /* 1 if md says the payload is encrypted. */
 int pc_crypto_is_encrypted(const Pulsar__Proto__MessageMetadata *md);
 /* Decrypts an encrypted payload into out (replacing its contents).
@@ -151,12 +155,16 @@ pulsarc_err_t pc_decryptor_open(pc_decryptor_t *d, const Pulsar__Proto__MessageM
 /* ---- from configuration ------------------------------------------------ */
 
 /* names: "a,b" (encryptionKeys); pub_spec: one PEM path for every name or
- * "a=path,b=path" (cryptoPublicKeyPath). Every key is read now. *out NULL
- * when names is empty. BAD_CONFIG naming the option and key otherwise. */
+ * "a=path,b=path" (cryptoPublicKeyPath); reader (may be NULL): asked for
+ * names the spec does not give. Every key is read now. *out NULL when
+ * names is empty. BAD_CONFIG naming the option and key otherwise. */
 pulsarc_err_t pc_encryptor_from_conf(const char *names, const char *pub_spec,
+                                     pulsarc_crypto_key_reader_cb reader, void *opaque,
                                      pc_encryptor_t **out, char *errstr, size_t errlen);
 /* priv_spec: one PEM path for every name or "a=path,b=path"
- * (cryptoPrivateKeyPath). *out NULL when empty. */
-pulsarc_err_t pc_decryptor_from_conf(const char *priv_spec, pc_decryptor_t **out, char *errstr,
+ * (cryptoPrivateKeyPath); reader (may be NULL) for names it does not give.
+ * *out NULL when both are empty. */
+pulsarc_err_t pc_decryptor_from_conf(const char *priv_spec, pulsarc_crypto_key_reader_cb reader,
+                                     void *opaque, pc_decryptor_t **out, char *errstr,
                                      size_t errlen);
 #endif

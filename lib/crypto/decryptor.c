@@ -43,6 +43,8 @@ struct pc_decryptor {
     size_t n_keys;
     pc_crypto_key_fn reader;
     void *reader_ud;
+    pulsarc_crypto_key_reader_cb app_reader; /* the application's PEM reader */
+    void *app_opaque;
     cached_key_t cache[CACHE_SLOTS];
     uint64_t tick;
     EVP_CIPHER_CTX *gcm;
@@ -168,15 +170,53 @@ static void cache_put(pc_decryptor_t *d, const ProtobufCBinaryData *w, const uin
     victim->last_use = ++d->tick;
 }
 
+void pc_decryptor_set_app_reader(pc_decryptor_t *d, pulsarc_crypto_key_reader_cb cb,
+                                 void *opaque) {
+    d->app_reader = cb;
+    d->app_opaque = opaque;
+}
+
+#define MAX_META_PAIRS 64
+
+/* The application's reader for name: its PEM parsed; NOT_FOUND when it
+ * has no such key. */
+static pulsarc_err_t ask_app(const pc_decryptor_t *d, const Pulsar__Proto__EncryptionKeys *e,
+                             pc_crypto_key_t **out, char *errstr, size_t errlen) {
+    const char *kv[2 * MAX_META_PAIRS];
+    size_t n = 0;
+    for (size_t i = 0; i < e->n_metadata && n < MAX_META_PAIRS; i++)
+        if (e->metadata[i] && e->metadata[i]->key && e->metadata[i]->value) {
+            kv[2 * n] = e->metadata[i]->key;
+            kv[2 * n + 1] = e->metadata[i]->value;
+            n++;
+        }
+    char *buf = malloc(PC_CRYPTO_MAX_PEM);
+    if (!buf)
+        return PULSARC_ERR_NOMEM;
+    long len = d->app_reader(e->key, 1, kv, n, buf, PC_CRYPTO_MAX_PEM, d->app_opaque);
+    pulsarc_err_t err;
+    if (len == 0)
+        err = PULSARC_ERR_NOT_FOUND;
+    else if (len < 0 || (size_t)len > PC_CRYPTO_MAX_PEM)
+        err = pc_seterr(errstr, errlen, PULSARC_ERR_CRYPTO,
+                        "the key reader failed for private key %.64s (returned %ld)", e->key, len);
+    else
+        err = pc_crypto_key_from_pem(buf, (size_t)len, 1, e->key, out, errstr, errlen);
+    OPENSSL_cleanse(buf, PC_CRYPTO_MAX_PEM);
+    free(buf);
+    return err;
+}
+
 /* Unwraps entry e's data key with our private key for its name.
  * NOT_FOUND when we have no key for that name. */
 static pulsarc_err_t unwrap_entry(pc_decryptor_t *d, const Pulsar__Proto__EncryptionKeys *e,
                                   uint8_t *key, size_t *klen, char *errstr, size_t errlen) {
     const pc_crypto_key_t *priv = fixed_key(d, e->key);
     pc_crypto_key_t *read = NULL;
-    if (!priv && d->reader) {
-        pulsarc_err_t err = d->reader(d->reader_ud, e->key, e->metadata, e->n_metadata, &read,
-                                      errstr, errlen);
+    if (!priv && (d->reader || d->app_reader)) {
+        pulsarc_err_t err = d->reader ? d->reader(d->reader_ud, e->key, e->metadata,
+                                                  e->n_metadata, &read, errstr, errlen)
+                                      : ask_app(d, e, &read, errstr, errlen);
         if (err == PULSARC_OK && !read)
             err = PULSARC_ERR_NOT_FOUND;
         if (err)

@@ -9,8 +9,9 @@
 #include "crypto/crypto.h"
 
 pulsarc_err_t pc_encryptor_from_conf(const char *names, const char *pub_spec,
+                                     pulsarc_crypto_key_reader_cb reader, void *opaque,
                                      pc_encryptor_t **out, char *errstr, size_t errlen) {
-    (void)pub_spec;
+    (void)pub_spec, (void)reader, (void)opaque;
     *out = NULL;
     if (!names || !*names)
         return PULSARC_OK;
@@ -18,10 +19,12 @@ pulsarc_err_t pc_encryptor_from_conf(const char *names, const char *pub_spec,
                      "encryptionKeys: this library was built without OpenSSL (WITH_TLS=0)");
 }
 
-pulsarc_err_t pc_decryptor_from_conf(const char *priv_spec, pc_decryptor_t **out, char *errstr,
+pulsarc_err_t pc_decryptor_from_conf(const char *priv_spec, pulsarc_crypto_key_reader_cb reader,
+                                     void *opaque, pc_decryptor_t **out, char *errstr,
                                      size_t errlen) {
+    (void)opaque;
     *out = NULL;
-    if (!priv_spec || !*priv_spec)
+    if ((!priv_spec || !*priv_spec) && !reader)
         return PULSARC_OK;
     return pc_seterr(errstr, errlen, PULSARC_ERR_UNSUPPORTED,
                      "cryptoPrivateKeyPath: this library was built without OpenSSL (WITH_TLS=0)");

@@ -53,15 +53,39 @@ static const char *path_for(const char *spec, const char *name, char *buf, size_
     return NULL;
 }
 
+/* The public key for name from the application's reader. */
+static pulsarc_err_t ask_reader(pulsarc_crypto_key_reader_cb reader, void *opaque,
+                                const char *name, pc_crypto_key_t **out, char *errstr,
+                                size_t errlen) {
+    char *buf = malloc(PC_CRYPTO_MAX_PEM);
+    if (!buf)
+        return PULSARC_ERR_NOMEM;
+    long len = reader(name, 0, NULL, 0, buf, PC_CRYPTO_MAX_PEM, opaque);
+    pulsarc_err_t err;
+    if (len == 0)
+        err = pc_seterr(errstr, errlen, PULSARC_ERR_CRYPTO,
+                        "neither cryptoPublicKeyPath nor the key reader has this key");
+    else if (len < 0 || (size_t)len > PC_CRYPTO_MAX_PEM)
+        err = pc_seterr(errstr, errlen, PULSARC_ERR_CRYPTO, "the key reader failed (returned %ld)",
+                        len);
+    else
+        err = pc_crypto_key_from_pem(buf, (size_t)len, 0, name, out, errstr, errlen);
+    free(buf);
+    return err;
+}
+
 pulsarc_err_t pc_encryptor_from_conf(const char *names, const char *pub_spec,
+                                     pulsarc_crypto_key_reader_cb reader, void *opaque,
                                      pc_encryptor_t **out, char *errstr, size_t errlen) {
     *out = NULL;
     if (!names || !*names)
         return PULSARC_OK;
-    if (!pub_spec || !*pub_spec)
+    if ((!pub_spec || !*pub_spec) && !reader)
         return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
-                         "encryptionKeys is set but cryptoPublicKeyPath is empty: no public key "
-                         "to encrypt for");
+                         "encryptionKeys is set but cryptoPublicKeyPath is empty and there is no "
+                         "key reader: no public key to encrypt for");
+    if (!pub_spec)
+        pub_spec = "";
     pc_encryptor_t *e = NULL;
     pulsarc_err_t err = pc_encryptor_new(&e, errstr, errlen);
     const char *s = names;
@@ -73,14 +97,15 @@ pulsarc_err_t pc_encryptor_from_conf(const char *names, const char *pub_spec,
                             "encryptionKeys: more than %d key names", MAX_NAMES);
             break;
         }
-        const char *path = path_for(pub_spec, name, pbuf, sizeof pbuf);
-        if (!path || !*path) {
+        const char *path = *pub_spec ? path_for(pub_spec, name, pbuf, sizeof pbuf) : NULL;
+        if ((!path || !*path) && !reader) {
             err = pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
                             "encryptionKeys: key %s has no entry in cryptoPublicKeyPath", name);
             break;
         }
         pc_crypto_key_t *k = NULL;
-        err = pc_crypto_key_from_file(path, 0, &k, why, sizeof why);
+        err = path && *path ? pc_crypto_key_from_file(path, 0, &k, why, sizeof why)
+                            : ask_reader(reader, opaque, name, &k, why, sizeof why);
         if (!err)
             err = pc_encryptor_add_key(e, name, k, NULL, 0, why, sizeof why);
         if (err)
@@ -98,13 +123,18 @@ pulsarc_err_t pc_encryptor_from_conf(const char *names, const char *pub_spec,
     return PULSARC_OK;
 }
 
-pulsarc_err_t pc_decryptor_from_conf(const char *priv_spec, pc_decryptor_t **out, char *errstr,
+pulsarc_err_t pc_decryptor_from_conf(const char *priv_spec, pulsarc_crypto_key_reader_cb reader,
+                                     void *opaque, pc_decryptor_t **out, char *errstr,
                                      size_t errlen) {
     *out = NULL;
-    if (!priv_spec || !*priv_spec)
+    if ((!priv_spec || !*priv_spec) && !reader)
         return PULSARC_OK;
+    if (!priv_spec)
+        priv_spec = "";
     pc_decryptor_t *d = NULL;
     pulsarc_err_t err = pc_decryptor_new(&d, errstr, errlen);
+    if (!err)
+        pc_decryptor_set_app_reader(d, reader, opaque);
     char item[4096], why[256];
     const char *s = priv_spec;
     int single = !strchr(priv_spec, '=');

@@ -348,6 +348,77 @@ START_TEST(test_bad_key_settings) {
 }
 END_TEST
 
+typedef struct reader_log {
+    int public_calls, private_calls; /* private: from the io thread, read after destroy */
+} reader_log_t;
+
+/* Keys by name from the generated files; the consumer side gets only eck1. */
+static long file_reader(const char *name, int is_private, const char *const *meta_kv,
+                        size_t n_meta, char *buf, size_t cap, void *opaque) {
+    reader_log_t *log = opaque;
+    (void)meta_kv;
+    (void)n_meta;
+    if (is_private)
+        log->private_calls++;
+    else
+        log->public_calls++;
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(name, key_names[i]) != 0 || (is_private && i != 1))
+            continue;
+        char path[256];
+        snprintf(path, sizeof path, "%s/%s%s", keydir, key_files[i], is_private ? ".pem" : ".pub.pem");
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            return -1;
+        size_t n = fread(buf, 1, cap, f);
+        fclose(f);
+        return (long)n;
+    }
+    return 0;
+}
+
+/* Keys from pulsarc_conf_set_crypto_key_reader on both sides: the
+ * producer asks once per name at creation, the consumer once per data key
+ * (not per message), and only for names it has no fixed key for. */
+START_TEST(test_key_reader_callbacks) {
+    const char *topic = pct_topic("crypto-reader");
+    pulsarc_client_t *c = pct_client();
+    reader_log_t plog = {0, 0}, clog = {0, 0};
+    const char *pkv[] = {"encryptionKeys", "rsa,eck1", "batchingEnabled", "false", NULL};
+    pulsarc_conf_t *pc = pct_conf(pkv);
+    ck_assert_int_eq(pulsarc_conf_set_crypto_key_reader(pc, file_reader, &plog), PULSARC_OK);
+    pulsarc_producer_t *p = NULL;
+    char err[512] = "";
+    ck_assert_msg(pulsarc_producer_new(c, topic, pc, &p, err, sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_destroy(pc);
+    ck_assert_int_eq(plog.public_calls, 2);
+    for (int i = 0; i < N_MSGS; i++) {
+        uint8_t buf[1024];
+        char v[16];
+        pulsarc_msg_t *m = pulsarc_msg_new();
+        pulsarc_msg_set_payload(m, buf, pattern(i, buf), PULSARC_MSG_F_COPY);
+        snprintf(v, sizeof v, "%d", i);
+        pulsarc_msg_set_property(m, "i", v);
+        ck_assert_int_eq(pulsarc_producer_send(p, m, NULL), PULSARC_OK);
+        pulsarc_msg_destroy(m);
+    }
+    pulsarc_producer_destroy(p);
+    const char *ckv[] = {"subscriptionInitialPosition", "Earliest", NULL};
+    pulsarc_conf_t *cc = pct_conf(ckv);
+    ck_assert_int_eq(pulsarc_conf_set_crypto_key_reader(cc, file_reader, &clog), PULSARC_OK);
+    pulsarc_consumer_t *cons = NULL;
+    ck_assert_msg(pulsarc_consumer_new(c, topic, "s", cc, &cons, err, sizeof err) == PULSARC_OK,
+                  "%s", err);
+    pulsarc_conf_destroy(cc);
+    check_variant(cons, topic, 0);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    /* rsa first: the reader says it has no private key for it, then eck1 */
+    ck_assert_int_eq(clog.private_calls, 2);
+    ck_assert_int_eq(clog.public_calls, 0);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("crypto-interop");
     TCase *t = tcase_create("java");
@@ -363,6 +434,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_failure_actions_fail_and_discard);
     tcase_add_test(t, test_failure_action_consume);
     tcase_add_test(t, test_bad_key_settings);
+    tcase_add_test(t, test_key_reader_callbacks);
     suite_add_tcase(s, t);
     return s;
 }

@@ -509,6 +509,7 @@ static pulsarc_err_t read_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf
     c->batch_timeout_ms = (int)pc_conf_int(conf, PC_PROP_BATCH_RECV_TIMEOUT_MS);
     snprintf(c->name, sizeof c->name, "%s", pc_conf_str(conf, PC_PROP_CONSUMER_NAME));
     pc_any_fn fn;
+    void *reader_opaque;
     pc_conf_get_cb(conf, PC_CB_MESSAGE_LISTENER, &fn, &c->listener_opaque);
     c->listener = (pulsarc_message_listener_cb)fn;
     pc_conf_get_cb(conf, PC_CB_CONSUMER_EVENT, &fn, &c->event_opaque);
@@ -517,8 +518,10 @@ static pulsarc_err_t read_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf
     if (!err && c->ks_mode == PULSAR__PROTO__KEY_SHARED_MODE__STICKY && !c->ks_nranges)
         err = pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "keySharedMode STICKY needs keySharedHashRanges");
     c->crypto_action = (int)pc_conf_int(conf, PC_PROP_CRYPTO_FAILURE_ACTION);
+    pc_conf_get_cb(conf, PC_CB_CRYPTO_KEY_READER, &fn, &reader_opaque);
     if (!err)
         err = pc_decryptor_from_conf(pc_conf_str(conf, PC_PROP_CRYPTO_PRIVATE_KEY_PATH),
+                                     (pulsarc_crypto_key_reader_cb)fn, reader_opaque,
                                      &c->decryptor, e, el);
     return err ? err : pc_schema_from_conf(&c->schema, conf, e, el);
 }

@@ -717,9 +717,13 @@ pulsarc_err_t pc_producer_alloc(pulsarc_client_t *c, const char *name, const pul
         err = check_conf(p, errstr, errlen);
     if (!err)
         err = pc_schema_from_conf(&p->schema, conf, errstr, errlen);
+    pc_any_fn reader; /* pulsarc_conf_set_crypto_key_reader */
+    void *reader_opaque;
+    pc_conf_get_cb(conf, PC_CB_CRYPTO_KEY_READER, &reader, &reader_opaque);
     if (!err)
         err = pc_encryptor_from_conf(pc_conf_str(conf, PC_PROP_ENCRYPTION_KEYS),
                                      pc_conf_str(conf, PC_PROP_CRYPTO_PUBLIC_KEY_PATH),
+                                     (pulsarc_crypto_key_reader_cb)reader, reader_opaque,
                                      &p->encryptor, errstr, errlen);
     if (err) {
         pc_producer_unref(p);
