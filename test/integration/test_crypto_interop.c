@@ -11,7 +11,8 @@
  *     message unacked (a consumer with the key gets it later), DISCARD acks
  *     it, CONSUME delivers it encrypted and marked;
  *   - bad key settings fail producer/consumer creation naming the option.
- * The pattern is shared with CryptoInterop.java.
+ * The pattern is shared with CryptoInterop.java. The large message does not
+ * compress, so that both clients really chunk it (broker maxMessageSize 1 MB).
  */
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -59,8 +60,13 @@ static size_t pattern(int i, uint8_t *buf) {
 
 static uint8_t *large_pattern(void) {
     uint8_t *b = malloc(LARGE);
-    for (uint64_t k = 0; k < LARGE; k++)
-        b[k] = (uint8_t)((k * 2654435761ULL) >> 13);
+    for (uint64_t k = 0; k < LARGE; k++) { /* incompressible, so that it is really chunked */
+        uint64_t v = k * 0x9E3779B97F4A7C15ULL;
+        v ^= v >> 29;
+        v *= 0xBF58476D1CE4E5B9ULL;
+        v ^= v >> 32;
+        b[k] = (uint8_t)v;
+    }
     return b;
 }
 
@@ -282,6 +288,27 @@ START_TEST(test_failure_actions_fail_and_discard) {
 }
 END_TEST
 
+/* Chunks are encrypted one by one (as the Java client does), so under
+ * DISCARD every chunk is acked with the decryption error on arrival: a
+ * consumer with the key on the same subscription finds nothing left. */
+START_TEST(test_discard_chunked) {
+    char spec[1024];
+    const char *topic = pct_topic("crypto-chunk-discard");
+    pulsarc_client_t *c = pct_client();
+    produce_variant(c, topic, "chunk", 1);
+    pulsarc_consumer_t *cons = crypto_consumer(c, topic, "s", "", "DISCARD");
+    ck_assert_msg(receive_none(cons), "an undecryptable chunked message was delivered");
+    pulsarc_consumer_destroy(cons);
+    cons = crypto_consumer(c, topic, "s", key_spec(1, 0, spec, sizeof spec), "FAIL");
+    ck_assert_msg(receive_none(cons), "DISCARD left chunks unacked");
+    pulsarc_consumer_destroy(cons);
+    cons = crypto_consumer(c, topic, "other", key_spec(1, 0, spec, sizeof spec), "FAIL");
+    check_variant(cons, topic, 1); /* the message itself was fine */
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 /* CONSUME: each entry arrives as one message, encrypted, marked; a batch
  * of 25 is one message of the batch's encrypted bytes. */
 START_TEST(test_failure_action_consume) {
@@ -433,6 +460,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_pulsarc_round_trip);
     tcase_add_test(t, test_failure_actions_fail_and_discard);
     tcase_add_test(t, test_failure_action_consume);
+    tcase_add_test(t, test_discard_chunked);
     tcase_add_test(t, test_bad_key_settings);
     tcase_add_test(t, test_key_reader_callbacks);
     suite_add_tcase(s, t);

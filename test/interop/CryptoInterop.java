@@ -16,7 +16,8 @@
  *
  * The pattern (mirrored in test/integration/test_crypto_interop.c):
  * payload of message i = 1 + (i * 37) % 700 bytes, byte k = (k * 31 + i * 7) & 0xff;
- * property "i" = i. Large message: 1,500,000 bytes, byte k = (k * 2654435761) >>> 13.
+ * property "i" = i. Large message: 1,500,000 bytes of a 64-bit mix of k (incompressible,
+ * so that it is chunked: the test broker's maxMessageSize is 1 MB).
  */
 import java.nio.file.Files;
 import java.nio.file.Paths;
@@ -37,7 +38,13 @@ public class CryptoInterop {
 
     static byte[] large() {
         byte[] b = new byte[LARGE];
-        for (int k = 0; k < LARGE; k++) b[k] = (byte) ((k * 2654435761L) >>> 13);
+        for (int k = 0; k < LARGE; k++) { /* incompressible: really chunked */
+            long v = k * 0x9E3779B97F4A7C15L;
+            v ^= v >>> 29;
+            v *= 0xBF58476D1CE4E5B9L;
+            v ^= v >>> 32;
+            b[k] = (byte) v;
+        }
         return b;
     }
 

@@ -11,7 +11,10 @@
  *            redelivers it later (reconnect, redelivery request);
  *   DISCARD  acked with the DecryptionError validation error;
  *   CONSUME  delivered as one message holding the entry's bytes, still
- *            encrypted and compressed, marked (pulsarc_msg_is_encrypted).
+ *            encrypted and compressed, marked (pulsarc_msg_is_encrypted);
+ *            a chunk is held back as under FAIL.
+ * A chunked message is encrypted chunk by chunk (as the Java client does):
+ * each chunk is decrypted on arrival, before the assembler copies it.
  */
 #include "client/consumer/rx_crypto.h"
 
@@ -42,18 +45,15 @@ int pc_rx_open_encrypted(const pc_rx_opts_t *o, const Pulsar__Proto__MessageMeta
     return -1;
 }
 
-int pc_rx_open_entry(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
-                     const pc_rx_opts_t *o, pc_rx_result_t *r) {
-    const uint8_t *src = e->data.data ? e->data.data : (const uint8_t *)"";
-    size_t len = e->data.len;
-    int rc = pc_rx_open_encrypted(o, md, &src, &len, r);
-    if (rc == 0 && src != e->data.data) { /* decrypted: the plaintext replaces it */
-        e->data.len = 0;
-        if (len && pc_buf_append(&e->data, src, len)) {
-            r->validation_error = -2;
-            snprintf(r->error, sizeof r->error, "out of memory decrypting an entry");
-            return -1;
-        }
+int pc_rx_open_chunk(const pc_rx_opts_t *o, const Pulsar__Proto__MessageMetadata *md,
+                     const uint8_t **src, size_t *len, pc_rx_result_t *r) {
+    int rc = pc_rx_open_encrypted(o, md, src, len, r);
+    if (rc == 1) { /* one chunk of ciphertext is no message: hold it back */
+        r->validation_error = -2;
+        snprintf(r->error, sizeof r->error,
+                 "chunk not decrypted, left unacked (cryptoFailureAction CONSUME does not "
+                 "apply to chunked messages)");
+        return -1;
     }
     return rc;
 }

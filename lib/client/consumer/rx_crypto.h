@@ -13,8 +13,8 @@
  * -1 when r says why nothing is delivered (FAIL, DISCARD). */
 int pc_rx_open_encrypted(const pc_rx_opts_t *o, const Pulsar__Proto__MessageMetadata *md,
                          const uint8_t **src, size_t *len, pc_rx_result_t *r);
-/* The same for a payload already in e->data (a reassembled chunked
- * message), which is replaced by its plaintext. */
-int pc_rx_open_entry(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
-                     const pc_rx_opts_t *o, pc_rx_result_t *r);
+/* The same for one chunk of a chunked message, decrypted on its own;
+ * CONSUME holds it back (-1) as FAIL does. */
+int pc_rx_open_chunk(const pc_rx_opts_t *o, const Pulsar__Proto__MessageMetadata *md,
+                     const uint8_t **src, size_t *len, pc_rx_result_t *r);
 #endif

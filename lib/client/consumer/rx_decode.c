@@ -503,15 +503,19 @@ void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
     }
     int batched = md->has_num_messages_in_batch;
     r->permits = entry_permits(md, f->payload_len, e->pool->max_entry_bytes);
-    if (!batched && md->has_num_chunks_from_msg && md->num_chunks_from_msg > 1) {
-        r->chunk_entry = e; /* the assembler copies the slice and drops e */
-        r->chunk_meta = md;
-        r->chunk_data = f->payload;
-        r->chunk_len = f->payload_len;
-        return;
-    }
     const uint8_t *src = f->payload;
     size_t len = f->payload_len;
+    if (!batched && md->has_num_chunks_from_msg && md->num_chunks_from_msg > 1) {
+        if (pc_rx_open_chunk(o, md, &src, &len, r)) { /* each chunk is encrypted alone */
+            pc_entry_unref(e);
+            return;
+        }
+        r->chunk_entry = e; /* the assembler copies the slice and drops e */
+        r->chunk_meta = md;
+        r->chunk_data = src;
+        r->chunk_len = len;
+        return;
+    }
     int enc = pc_rx_open_encrypted(o, md, &src, &len, r); /* end-to-end encryption */
     if (enc == 1 && !load_payload(e, NULL, src, len, r))
         build_undecrypted(e, md, cm, o, r);
@@ -526,13 +530,6 @@ void pc_rx_decode_entry(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
     memset(r, 0, sizeof *r);
     r->validation_error = -1;
     r->permits = 1;
-    int enc = pc_rx_open_entry(e, md, o, r); /* end-to-end encryption */
-    if (enc != 0) {
-        if (enc == 1)
-            build_undecrypted(e, md, cm, o, r);
-        pc_entry_unref(e);
-        return;
-    }
     if (md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE) {
         pc_buf_t out;
         pc_buf_init(&out, e->pool->max_entry_bytes);

@@ -66,8 +66,8 @@ static pulsarc_err_t compress(const pulsarc_producer_t *p, Pulsar__Proto__Messag
     md->uncompressed_size = (uint32_t)len;
     *data = in;
     *dlen = len;
-    if (p->codec == PC_CODEC_NONE) /* encrypt after compressing, as the Java client */
-        return pc_encryptor_seal(p->encryptor, md, data, dlen, NULL, 0);
+    if (p->codec == PC_CODEC_NONE)
+        return PULSARC_OK;
     pulsarc_err_t err = pc_codec_compress(p->codec, in, len, z);
     if (err)
         return err;
@@ -75,7 +75,7 @@ static pulsarc_err_t compress(const pulsarc_producer_t *p, Pulsar__Proto__Messag
     md->compression = (Pulsar__Proto__CompressionType)p->codec;
     *data = z->data;
     *dlen = z->len;
-    return pc_encryptor_seal(p->encryptor, md, data, dlen, NULL, 0);
+    return PULSARC_OK;
 }
 
 pulsarc_err_t pc_entry_frame(pulsarc_producer_t *p, send_op_t *op,
@@ -96,7 +96,12 @@ pulsarc_err_t pc_entry_frame(pulsarc_producer_t *p, send_op_t *op,
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
     cmd.send = &send;
-    return pc_frame_encode_payload(&op->frame, &cmd, md, payload, len);
+    /* End-to-end encryption of what this frame carries, after compression
+     * and per chunk, as the Java client does (no-op without encryptor). */
+    Pulsar__Proto__MessageMetadata emd = *md;
+    const uint8_t *data = payload;
+    pulsarc_err_t err = pc_encryptor_seal(p->encryptor, &emd, &data, &len, NULL, 0);
+    return err ? err : pc_frame_encode_payload(&op->frame, &cmd, &emd, data, len);
 }
 
 static size_t chunk_limit(const pulsarc_producer_t *p) {
