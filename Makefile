@@ -85,7 +85,7 @@ LDFLAGS  += $(SAN)
 # Sources: every lib/ file, minus the ones an option turns off.
 LIB_SRCS := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
 ifneq ($(WITH_TLS),1)
-  LIB_SRCS := $(filter-out lib/net/transport_tls.c lib/net/auth_tls.c,$(LIB_SRCS))
+  LIB_SRCS := $(filter-out lib/net/transport_tls.c lib/net/auth_tls.c $(filter-out lib/crypto/none.c,$(wildcard lib/crypto/*.c)),$(LIB_SRCS))
 endif
 ifneq ($(WITH_CURL),1)
   LIB_SRCS := $(filter-out lib/admin/% lib/net/auth_oauth2.c,$(LIB_SRCS))

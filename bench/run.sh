@@ -92,6 +92,15 @@ say ""
 "$B/limits" "$SCALE" | tee -a "$RESULTS"
 say ""
 
+# End-to-end encryption (bench/crypto, built when OpenSSL is): its own cost
+# per message and per data key, in memory.
+if [ -x "$B/crypto" ]; then
+    say "## 1b. End-to-end encryption (bench/crypto)"
+    say ""
+    "$B/crypto" "$(awk -v s="$SCALE" 'BEGIN { n = int(20000 * s); print (n < 100 ? 100 : n) }')" | tee -a "$RESULTS"
+    say ""
+fi
+
 # ---------------------------------------------------------------- decode
 CORPORA="batch100x1000 batch100x1000-lz4 batch100x1000-zlib batch100x1000-zstd batch100x1000-snappy single100 batch1kx100"
 PATHS="proto"

@@ -79,6 +79,7 @@ typedef enum pulsarc_err_e {
     PULSARC_ERR_IO = -25,              /**< socket or file error */
     PULSARC_ERR_AUTH = -26,            /**< local authentication set-up failed */
     PULSARC_ERR_NOT_FOUND = -27,       /**< no such item (property, key) */
+    PULSARC_ERR_CRYPTO = -28,          /**< end-to-end encryption: bad key, no key, or a message that fails its check */
 
     PULSARC_ERR_BROKER_BASE = 1000,
     PULSARC_ERR_BROKER_UNKNOWN = 1000,
@@ -319,6 +320,13 @@ PULSARC_API const void *pulsarc_msg_schema_version(const pulsarc_msg_t *msg, siz
 PULSARC_API const void *pulsarc_msg_ordering_key(const pulsarc_msg_t *msg, size_t *len);
 /** 1 when the message is a null value (tombstone). */
 PULSARC_API int pulsarc_msg_is_null_value(const pulsarc_msg_t *msg);
+/**
+ * 1 when the message arrived end-to-end encrypted and could not be
+ * decrypted, and cryptoFailureAction CONSUME delivered it as it was: the
+ * payload is the entry's encrypted (and possibly compressed) bytes, a
+ * whole batch as one message.
+ */
+PULSARC_API int pulsarc_msg_is_encrypted(const pulsarc_msg_t *msg);
 /** Requested delivery time in ms since the epoch, 0 if not delayed. */
 PULSARC_API uint64_t pulsarc_msg_deliver_at(const pulsarc_msg_t *msg);
 /** Property value or NULL (borrowed from msg). */
@@ -502,6 +510,25 @@ PULSARC_API pulsarc_err_t pulsarc_conf_set_message_listener(pulsarc_conf_t *conf
 PULSARC_API pulsarc_err_t pulsarc_conf_set_consumer_event_listener(pulsarc_conf_t *conf,
                                                                   pulsarc_consumer_event_cb cb,
                                                                   void *opaque);
+
+/**
+ * End-to-end encryption key reader (the Java client's CryptoKeyReader):
+ * writes the PEM text of the key called name into buf (cap bytes) and
+ * returns its length, 0 when it has no such key, -1 on error. is_private
+ * 1: a consumer's private key, asked when a message with a new data key
+ * arrives, with the metadata pairs the producer sent for that key
+ * (meta_kv: key, value, key, value..., n_meta pairs); is_private 0: a
+ * producer's public key, asked at creation for every encryptionKeys name
+ * that cryptoPublicKeyPath does not give. Runs on the client's io thread
+ * (consumer) or the creating thread (producer); must not block long.
+ */
+typedef long (*pulsarc_crypto_key_reader_cb)(const char *name, int is_private,
+                                             const char *const *meta_kv, size_t n_meta,
+                                             char *buf, size_t cap, void *opaque);
+/** Sets the key reader of producers and consumers created with conf (opaque borrowed). */
+PULSARC_API pulsarc_err_t pulsarc_conf_set_crypto_key_reader(pulsarc_conf_t *conf,
+                                                            pulsarc_crypto_key_reader_cb cb,
+                                                            void *opaque);
 
 /** Counters of one consumer, as of the call. */
 typedef struct pulsarc_consumer_stats_s {

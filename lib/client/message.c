@@ -224,6 +224,7 @@ const void *pulsarc_msg_ordering_key(const pulsarc_msg_t *m, size_t *len) {
 }
 
 int pulsarc_msg_is_null_value(const pulsarc_msg_t *m) { return m ? m->null_value : 0; }
+int pulsarc_msg_is_encrypted(const pulsarc_msg_t *m) { return m ? m->undecrypted : 0; }
 uint64_t pulsarc_msg_deliver_at(const pulsarc_msg_t *m) { return m ? m->deliver_at : 0; }
 
 static char *dupn(const char *s, size_t n) {

@@ -23,6 +23,7 @@ struct pulsarc_msg_s {
     char **repl_clusters; /* NULL-terminated, or NULL */
     int repl_disabled;
     int null_value;
+    int undecrypted;      /* received still encrypted (cryptoFailureAction CONSUME) */
     pc_prop_kv_t *props;
     size_t nprops, capprops;
     uint64_t event_time;

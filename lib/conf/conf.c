@@ -53,6 +53,14 @@ pulsarc_err_t pulsarc_conf_set_consumer_event_listener(pulsarc_conf_t *c,
     return PULSARC_OK;
 }
 
+pulsarc_err_t pulsarc_conf_set_crypto_key_reader(pulsarc_conf_t *c, pulsarc_crypto_key_reader_cb cb,
+                                                void *opaque) {
+    if (!c)
+        return PULSARC_ERR_INVALID_ARG;
+    pc_conf_set_cb(c, PC_CB_CRYPTO_KEY_READER, (pc_any_fn)cb, opaque);
+    return PULSARC_OK;
+}
+
 static void load_defaults(pulsarc_conf_t *c) {
     for (int i = 0; i < PC_PROP__COUNT; i++)
         c->num[i] = pc_prop_default_num(&pc_props[i]);

@@ -86,6 +86,13 @@
       "Split messages above the broker's max message size into chunks (needs batching off).") \
     X(CHUNK_MAX_MESSAGE_SIZE, "chunkMaxMessageSize", PRODUCER, INT, "-1", -1, 2147483647, NULL, 0, NULL, \
       "Largest chunk in bytes; -1: the broker's max message size.")                           \
+    X(ENCRYPTION_KEYS, "encryptionKeys", PRODUCER, STR, "", 0, 0, NULL, 0, NULL,              \
+      "End-to-end encryption: comma-separated key names; each message's AES-256-GCM data key " \
+      "is encrypted for every one of them (RSA or EC public keys, as the Java client). "      \
+      "Empty: messages are not encrypted.")                                                   \
+    X(CRYPTO_PUBLIC_KEY_PATH, "cryptoPublicKeyPath", PRODUCER, STR, "", 0, 0, NULL, 0, NULL,  \
+      "PEM public key file for every name of encryptionKeys, or name=path,name=path. Read " \
+      "when the producer is created.")                                                        \
     X(ACCESS_MODE, "accessMode", PRODUCER, ENUM, "Shared", 0, 0, "Shared|Exclusive|WaitForExclusive|ExclusiveWithFencing", 0, NULL, \
       "Producer access mode on the topic.")                                                   \
     X(SCHEMA_TYPE, "schemaType", BOTH, ENUM, "BYTES", 0, 0,                                    \
@@ -173,7 +180,14 @@
     X(RETRY_TOPIC, "deadLetterPolicy.retryLetterTopic", CONSUMER, STR, "", 0, 0, NULL, 0, NULL,  \
       "Retry topic for pulsarc_consumer_reconsume_later (default <topic>-<subscription>-RETRY).") \
     X(RETRY_ENABLE, "retryEnable", CONSUMER, BOOL, "false", 0, 1, NULL, 0, NULL,                 \
-      "Also subscribe to the retry topic and allow pulsarc_consumer_reconsume_later.")
+      "Also subscribe to the retry topic and allow pulsarc_consumer_reconsume_later.")         \
+    X(CRYPTO_PRIVATE_KEY_PATH, "cryptoPrivateKeyPath", CONSUMER, STR, "", 0, 0, NULL, 0, NULL, \
+      "End-to-end encryption: PEM private key file used for any key name, or "                \
+      "name=path,name=path. Read when the consumer is created.")                             \
+    X(CRYPTO_FAILURE_ACTION, "cryptoFailureAction", CONSUMER, ENUM, "FAIL", 0, 0,              \
+      "FAIL|DISCARD|CONSUME", 0, NULL, "A message that cannot be decrypted (no key, or it fails its " \
+      "check): FAIL holds it back unacked (redelivered later), DISCARD acks it with a "      \
+      "decryption error, CONSUME delivers the encrypted payload (pulsarc_msg_is_encrypted).")
 
 typedef enum pc_prop_id {
 #define PC_PROP_ENUM(id, ...) PC_PROP_##id,
@@ -198,6 +212,7 @@ typedef enum pc_cb_id {
     PC_CB_CONSUMER_EVENT,
     PC_CB_TOKEN_SUPPLIER,
     PC_CB_MESSAGE_ROUTER,
+    PC_CB_CRYPTO_KEY_READER,
     PC_CB__COUNT
 } pc_cb_id_t;
 typedef void (*pc_any_fn)(void);

@@ -53,6 +53,7 @@ static const err_info_t local_errs[] = {
     {"IO", "I/O error", 1},
     {"AUTH", "authentication set-up failed", 0},
     {"NOT_FOUND", "not found", 0},
+    {"CRYPTO", "message encryption or decryption failed", 0},
 };
 
 /* Indexed by err - PULSARC_ERR_BROKER_BASE (the wire ServerError value). */

@@ -272,7 +272,7 @@ static void check_rx(const pc_frame_t *f) {
     ch.max_pending = 4;
     ch.expire_ms = 60000;
     ch.max_bytes = (size_t)64 << 20;
-    pc_rx_opts_t o = {-1, NULL};
+    pc_rx_opts_t o = {.partition = -1, .skip_upto = NULL};
     pc_rx_result_t r;
     pc_rx_decode(pool, f, &o, &r);
     if (r.chunk_entry) {

@@ -67,7 +67,7 @@ static size_t one_record(const uint8_t *d, size_t left, pc_chunks_t *ch) {
                     .meta = d + 6, .meta_len = metalen, .payload = d + 6 + metalen,
                     .payload_len = paylen};
     pulsarc_msgid_t skip = {1, 3, -1, 2, 0};
-    pc_rx_opts_t o = {-1, (d[0] & 2) ? &skip : NULL};
+    pc_rx_opts_t o = {.partition = -1, .skip_upto = (d[0] & 2) ? &skip : NULL};
     pc_rx_result_t r;
     pc_rx_decode(pool, &f, &o, &r);
     if (r.chunk_entry) {

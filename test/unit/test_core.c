@@ -60,10 +60,10 @@ static int in_retriable_set(int v) {
     return 0;
 }
 
-/* Every defined value: -27..0 and 1000..1025. */
+/* Every defined value: -28..0 and 1000..1025. */
 static int all_err_values(int *out) {
     int n = 0;
-    for (int v = PULSARC_ERR_NOT_FOUND; v <= 0; v++)
+    for (int v = PULSARC_ERR_CRYPTO; v <= 0; v++)
         out[n++] = v;
     for (int v = PULSARC_ERR_BROKER_BASE; v <= PULSARC_ERR_BROKER_PRODUCER_FENCED; v++)
         out[n++] = v;
@@ -73,7 +73,7 @@ static int all_err_values(int *out) {
 START_TEST(error_names_and_descriptions) {
     int vals[64];
     int n = all_err_values(vals);
-    ck_assert_int_eq(n, 28 + 26);
+    ck_assert_int_eq(n, 29 + 26);
     for (int i = 0; i < n; i++) {
         pulsarc_err_t e = (pulsarc_err_t)vals[i];
         ck_assert_ptr_nonnull(pulsarc_strerror(e));
@@ -93,7 +93,7 @@ START_TEST(error_names_and_descriptions) {
 END_TEST
 
 START_TEST(error_unknown_values) {
-    const int bad[] = {-28, -1000, 1, 999, 1026, 5000, INT_MIN, INT_MAX};
+    const int bad[] = {-29, -1000, 1, 999, 1026, 5000, INT_MIN, INT_MAX};
     for (size_t i = 0; i < NELEM(bad); i++) {
         pulsarc_err_t e = (pulsarc_err_t)bad[i];
         ck_assert_str_eq(pulsarc_strerror(e), "unknown error");

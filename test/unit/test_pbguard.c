@@ -320,7 +320,7 @@ static void decode_meta(const rev_t *meta, pc_rx_result_t *r) {
     cmd.message = &cm;
     pc_frame_t f = {.cmd = &cmd, .has_payload = 1, .checksum_ok = 1, .meta = rev_data(meta),
                     .meta_len = rev_len(meta), .payload = (const uint8_t *)"x", .payload_len = 1};
-    pc_rx_opts_t o = {-1, NULL};
+    pc_rx_opts_t o = {.partition = -1, .skip_upto = NULL};
     pc_rx_decode(pool, &f, &o, r);
 }
 

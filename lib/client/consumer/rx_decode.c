@@ -29,6 +29,7 @@
  * Runs on the consumer's io thread; touches only the entry it fills.
  */
 #include "client/consumer/rx_decode.h"
+#include "client/consumer/rx_crypto.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -415,9 +416,10 @@ static int decompress_into(pc_buf_t *dst, const Pulsar__Proto__MessageMetadata *
     return 0;
 }
 
+/* md NULL: the bytes as they are (an entry left encrypted). */
 static int load_payload(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
                         const uint8_t *src, size_t len, pc_rx_result_t *r) {
-    if (md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE)
+    if (md && md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE)
         return decompress_into(&e->data, md, src, len, e->pool->max_entry_bytes, r);
     e->data.len = 0;
     if (pc_buf_append(&e->data, src, len)) {
@@ -434,6 +436,15 @@ static void build(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
         build_batch(e, md, cm, o, r);
     else
         build_single(e, md, cm, o, r);
+}
+
+/* CONSUME: the entry's raw bytes as one message, marked undecrypted. */
+static void build_undecrypted(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                              const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
+                              pc_rx_result_t *r) {
+    build_single(e, md, cm, o, r);
+    for (pulsarc_msg_t *m = r->first; m; m = m->next)
+        m->undecrypted = 1;
 }
 
 
@@ -492,14 +503,23 @@ void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
     }
     int batched = md->has_num_messages_in_batch;
     r->permits = entry_permits(md, f->payload_len, e->pool->max_entry_bytes);
+    const uint8_t *src = f->payload;
+    size_t len = f->payload_len;
     if (!batched && md->has_num_chunks_from_msg && md->num_chunks_from_msg > 1) {
+        if (pc_rx_open_chunk(o, md, &src, &len, r)) { /* each chunk is encrypted alone */
+            pc_entry_unref(e);
+            return;
+        }
         r->chunk_entry = e; /* the assembler copies the slice and drops e */
         r->chunk_meta = md;
-        r->chunk_data = f->payload;
-        r->chunk_len = f->payload_len;
+        r->chunk_data = src;
+        r->chunk_len = len;
         return;
     }
-    if (!load_payload(e, md, f->payload, f->payload_len, r))
+    int enc = pc_rx_open_encrypted(o, md, &src, &len, r); /* end-to-end encryption */
+    if (enc == 1 && !load_payload(e, NULL, src, len, r))
+        build_undecrypted(e, md, cm, o, r);
+    else if (enc == 0 && !load_payload(e, md, src, len, r))
         build(e, md, cm, o, r);
     pc_entry_unref(e);
 }

@@ -11,6 +11,8 @@
 typedef struct pc_rx_opts {
     int32_t partition;                 /* stamped into every message id */
     const pulsarc_msgid_t *skip_upto;  /* drop ids <= this (reader restarts), or NULL */
+    struct pc_decryptor *decryptor;    /* encrypted payloads: lib/crypto, or NULL */
+    int crypto_action;                 /* pc_crypto_fail_action_t when one does not decrypt */
 } pc_rx_opts_t;
 
 typedef struct pc_rx_result {

@@ -26,6 +26,7 @@
 
 #include "client/consumer/single.h"
 #include "core/err.h"
+#include "crypto/crypto.h"
 
 /* ---------- lifetime ---------- */
 
@@ -43,6 +44,7 @@ static void single_free(pulsarc_consumer_t *base) {
     pc_redelivery_free(&c->redelivery);
     pc_rxpool_release(c->pool);
     pc_schema_clear(&c->schema);
+    pc_decryptor_free(c->decryptor);
     pc_queue_clear_locked(&c->base); /* last reference: nobody else can hold the lock */
     pc_consumer_base_free(&c->base);
     free(c);
@@ -82,7 +84,7 @@ static void handle_message(pc_single_t *c, pc_conn_t *conn, const pc_frame_t *f)
         pc_single_refund(c, 1);
         return;
     }
-    pc_rx_opts_t o = {c->base.topic.partition, NULL};
+    pc_rx_opts_t o = {c->base.topic.partition, NULL, c->decryptor, c->crypto_action};
     pulsarc_msgid_t skip;
     if (c->start && pc_reader_skip_upto(c, &skip))
         o.skip_upto = &skip;
@@ -443,7 +445,17 @@ static pulsarc_err_t read_conf(pc_single_t *c, const pulsarc_conf_t *conf, char 
     pulsarc_err_t err = parse_ranges(c, pc_conf_str(conf, PC_PROP_KEY_SHARED_RANGES), e, el);
     if (!err && c->ks_mode == PULSAR__PROTO__KEY_SHARED_MODE__STICKY && !c->ks_nranges)
         err = pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG, "keySharedMode STICKY needs keySharedHashRanges");
-    return err ? err : pc_schema_from_conf(&c->schema, conf, e, el);
+    if (!err)
+        err = pc_schema_from_conf(&c->schema, conf, e, el);
+    pc_any_fn reader; /* pulsarc_conf_set_crypto_key_reader */
+    void *reader_opaque;
+    pc_conf_get_cb(conf, PC_CB_CRYPTO_KEY_READER, &reader, &reader_opaque);
+    c->crypto_action = (int)pc_conf_int(conf, PC_PROP_CRYPTO_FAILURE_ACTION);
+    if (!err)
+        err = pc_decryptor_from_conf(pc_conf_str(conf, PC_PROP_CRYPTO_PRIVATE_KEY_PATH),
+                                     (pulsarc_crypto_key_reader_cb)reader, reader_opaque,
+                                     &c->decryptor, e, el);
+    return err;
 }
 
 /* A single-topic consumer is its only member: it routes every ack to itself. */

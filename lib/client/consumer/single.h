@@ -39,6 +39,8 @@ struct pc_single {
     pc_waiter_t *unsub_waiter;
     pc_waiter_t *ack_waiter;     /* a receipt is wanted for the ack in progress */
     pc_rxpool_t *pool;           /* memory of received messages */
+    struct pc_decryptor *decryptor; /* end-to-end decryption (lib/crypto), or NULL */
+    int crypto_action;           /* pc_crypto_fail_action_t: cryptoFailureAction */
     pc_ack_tracker_t acks;
     pc_redelivery_t redelivery;  /* nacks and ack timeouts */
     pc_chunks_t chunks;          /* chunked messages being assembled */

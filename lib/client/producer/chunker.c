@@ -30,7 +30,7 @@ static send_op_t *chunk_op(const pc_entry_conf_t *f, const send_item_t *it,
     send_op_t *op = pc_send_op_new(it->seq, it->seq);
     if (!op)
         return NULL;
-    if (pc_send_op_frame(f->producer_id, op, md, data, len, 0, 1) != PULSARC_OK) {
+    if (pc_send_op_frame(f, op, md, data, len, 0, 1) != PULSARC_OK) {
         pc_send_op_free(op);
         return NULL;
     }

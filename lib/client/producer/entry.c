@@ -79,7 +79,7 @@ static pulsarc_err_t frame_single(const pc_entry_conf_t *f, send_item_t *it,
     if (len > f->max_size)
         return too_big(f, len, e, el);
     send_op_t *op = pc_send_op_new(it->seq, it->seq);
-    pulsarc_err_t err = op ? pc_send_op_frame(f->producer_id, op, md, data, len, 0, 0) : PULSARC_ERR_NOMEM;
+    pulsarc_err_t err = op ? pc_send_op_frame(f, op, md, data, len, 0, 0) : PULSARC_ERR_NOMEM;
     if (err) {
         if (op)
             pc_send_op_free(op);
@@ -142,7 +142,7 @@ static pulsarc_err_t frame_batch(const pc_entry_conf_t *f, pc_batch_group_t *g,
                                  size_t len, send_op_t *op, char *e, size_t el) {
     if (len > f->max_size)
         return too_big(f, len, e, el);
-    pulsarc_err_t err = pc_send_op_frame(f->producer_id, op, md, data, len, g->n, 0);
+    pulsarc_err_t err = pc_send_op_frame(f, op, md, data, len, g->n, 0);
     if (err)
         return pc_seterr(e, el, err, "could not frame the batch");
     op->items = g->first;

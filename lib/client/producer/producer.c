@@ -26,6 +26,7 @@
 #include "client/producer/producer_int.h"
 #include "client/txn/txn.h"
 #include "core/err.h"
+#include "crypto/crypto.h"
 #include "net/conn.h"
 
 /*
@@ -69,6 +70,7 @@ typedef struct pc_topic_producer {
     int closed;
     int close_posted;
     int callbacks_queued;      /* send callbacks on the callback queue, not yet run */
+    struct pc_encryptor *encryptor; /* end-to-end encryption (lib/crypto), or NULL; io thread */
     int64_t last_seq_acked;
     pc_producer_stats_acc_t stats;
 } pc_topic_producer_t;
@@ -93,6 +95,7 @@ static void tp_free(pulsarc_producer_t *bp) {
     pthread_cond_destroy(&p->cond);
     pc_waiter_destroy(&p->create_w);
     pc_schema_clear(&p->schema);
+    pc_encryptor_free(p->encryptor);
     free(p);
     if (owner)
         pc_producer_unref(owner);
@@ -117,6 +120,7 @@ static void entry_conf(const pc_topic_producer_t *p, pc_entry_conf_t *f) {
     f->chunking = p->cfg.chunking;
     f->max_size = max;
     f->chunk_limit = p->cfg.chunk_max > 0 && (size_t)p->cfg.chunk_max < max ? (size_t)p->cfg.chunk_max : max;
+    f->encryptor = p->encryptor;
 }
 
 /* ---------- completing items ---------- */
@@ -777,7 +781,16 @@ pulsarc_err_t pc_topic_producer_alloc(pulsarc_client_t *c, const char *topic,
     apply_settings(p, s);
     pc_timer_init(&p->send_timer, on_send_timer, p);
     pc_timer_init(&p->batch_timer, on_batch_timer, p);
-    if ((err = pc_schema_from_conf(&p->schema, conf, errstr, errlen)) != PULSARC_OK) {
+    pc_any_fn reader; /* pulsarc_conf_set_crypto_key_reader */
+    void *reader_opaque;
+    pc_conf_get_cb(conf, PC_CB_CRYPTO_KEY_READER, &reader, &reader_opaque);
+    err = pc_schema_from_conf(&p->schema, conf, errstr, errlen);
+    if (!err)
+        err = pc_encryptor_from_conf(pc_conf_str(conf, PC_PROP_ENCRYPTION_KEYS),
+                                     pc_conf_str(conf, PC_PROP_CRYPTO_PUBLIC_KEY_PATH),
+                                     (pulsarc_crypto_key_reader_cb)reader, reader_opaque,
+                                     &p->encryptor, errstr, errlen);
+    if (err) {
         tp_unref(p);
         return err;
     }

@@ -105,6 +105,7 @@ typedef struct pc_producer_settings {
     int batch_max_msgs;
     size_t batch_max_bytes;
     pc_codec_t codec;
+    struct pc_encryptor *encryptor; /* end-to-end encryption, or NULL (lib/crypto) */
     int chunking;
     int64_t chunk_max;
     int access_mode;
@@ -199,6 +200,7 @@ typedef struct pc_entry_conf {
     int chunking;
     size_t max_size;           /* the broker's maxMessageSize */
     size_t chunk_limit;        /* chunkMaxMessageSize, at most max_size */
+    struct pc_encryptor *encryptor; /* end-to-end encryption (lib/crypto), or NULL */
 } pc_entry_conf_t;
 
 /* entry.c: each returns a list of ops (more than one when chunked). */
@@ -210,7 +212,7 @@ pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send
 /* send_op.c */
 send_op_t *pc_send_op_new(int64_t seq, int64_t highest_seq);
 /* Frames one SEND with meta and payload into op->frame. */
-pulsarc_err_t pc_send_op_frame(uint64_t producer_id, send_op_t *op,
+pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
                                const Pulsar__Proto__MessageMetadata *md, const void *payload,
                                size_t len, int num_messages, int is_chunk);
 void pc_send_op_free(send_op_t *op);

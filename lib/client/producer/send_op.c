@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "client/producer/producer_int.h"
+#include "crypto/crypto.h"
 
 send_op_t *pc_send_op_new(int64_t seq, int64_t highest_seq) {
     send_op_t *op = calloc(1, sizeof *op);
@@ -23,11 +24,11 @@ void pc_send_op_free(send_op_t *op) {
     free(op);
 }
 
-pulsarc_err_t pc_send_op_frame(uint64_t producer_id, send_op_t *op,
+pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
                                const Pulsar__Proto__MessageMetadata *md, const void *payload,
                                size_t len, int num_messages, int is_chunk) {
     Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
-    send.producer_id = producer_id;
+    send.producer_id = f->producer_id;
     send.sequence_id = (uint64_t)op->seq;
     send.has_num_messages = num_messages > 0;
     send.num_messages = num_messages;
@@ -41,5 +42,10 @@ pulsarc_err_t pc_send_op_frame(uint64_t producer_id, send_op_t *op,
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
     cmd.send = &send;
-    return pc_frame_encode_payload(&op->frame, &cmd, md, payload, len);
+    /* End-to-end encryption of what this frame carries: after compression
+     * and per chunk, as the Java client does (a no-op without encryptor). */
+    Pulsar__Proto__MessageMetadata emd = *md;
+    const uint8_t *data = payload;
+    pulsarc_err_t err = pc_encryptor_seal(f->encryptor, &emd, &data, &len, NULL, 0);
+    return err ? err : pc_frame_encode_payload(&op->frame, &cmd, &emd, data, len);
 }
