@@ -32,6 +32,7 @@
 # PIN (1), VENV, PYPI_SPEC (pulsar-client), NOBUILD (0). Figures only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/common.sh
 
 LIVE=0
 [ "${1:-}" = --live ] && LIVE=1
@@ -83,21 +84,7 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import pulsar' 2>/dev
 fi
 PYVER=$([ $HAVE_PY = 1 ] && "$VENV/bin/python" -c 'import pulsar; print(getattr(pulsar, "__version__", "?"))' || echo none)
 
-HAVE_JAVA=0
-JAVA_CP=
-CP_FILE=$(ls test/broker/.work*/classpath.txt 2>/dev/null | head -1 || true)
-if command -v javac >/dev/null; then
-    [ -n "$CP_FILE" ] || { bash test/broker/fetch.sh >"$OUT/compare-java-fetch.log" 2>&1 || true; CP_FILE=$(ls test/broker/.work*/classpath.txt 2>/dev/null | head -1 || true); }
-    if [ -n "$CP_FILE" ]; then
-        mkdir -p "$B/java"
-        if [ ! -f "$B/java/FetchJava.class" ] || [ bench/java/FetchJava.java -nt "$B/java/FetchJava.class" ]; then
-            javac -d "$B/java" -cp "$(cat "$CP_FILE")" bench/java/FetchJava.java >"$OUT/compare-javac.log" 2>&1 || true
-        fi
-        [ -f "$B/java/FetchJava.class" ] && HAVE_JAVA=1 && JAVA_CP="$B/java:$(cat "$CP_FILE")"
-    fi
-fi
-JVER=$([ $HAVE_JAVA = 1 ] && basename "$(tr ':' '\n' <"$CP_FILE" | grep -m1 'pulsar-client-original')" .jar || echo none)
-[ $HAVE_JAVA = 1 ] || echo "java client unavailable (javac or the broker classpath missing); its rows are skipped"
+java_setup FetchJava
 
 # ---- where the messages come from ----
 start_server() {
@@ -129,9 +116,6 @@ else
     WHERE="replay server, $CORPUS, $N msgs"
 fi
 
-kv() { sed -n "s/.*[ :]$1=\([^ ]*\).*/\1/p"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
-minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "-" }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "" && a != "-") printf "%.2f", a / b; else print "-" }'; }
 
 # run NAME cmd...: one run (against a fresh server in replay mode); prints its key=value line

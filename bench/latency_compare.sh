@@ -18,6 +18,7 @@
 # Environment: BUILD, PAIRS, RATES, SIZE, SECONDS, PORT, MODES, NOBUILD. Figures only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/common.sh
 
 SINK=0
 [ "${1:-}" = --sink ] && SINK=1
@@ -42,20 +43,9 @@ if [ "${NOBUILD:-0}" != 1 ]; then
         >"$OUT/latency-build.log" 2>&1 || { tail -20 "$OUT/latency-build.log"; exit 1; }
 fi
 
-SERVER_PID=
-stop_server() {
-    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    SERVER_PID=
-}
-trap stop_server EXIT INT TERM
+trap stop_sink EXIT INT TERM
 if [ $SINK = 1 ]; then
-    "$B/replay_server" --port "$PORT" 2>"$OUT/latency-sink.log" &
-    SERVER_PID=$!
-    for _ in $(seq 1 100); do grep -q "listening on" "$OUT/latency-sink.log" && break; sleep 0.1; done
-    grep -q "listening on" "$OUT/latency-sink.log" || { cat "$OUT/latency-sink.log" >&2; exit 1; }
+    start_sink "$OUT/latency-sink.log" || exit 1
     URL=pulsar://127.0.0.1:$PORT
     WHERE="broker-free sink (replay_server)"
 else
@@ -63,21 +53,8 @@ else
     WHERE="live broker $URL"
 fi
 
-HAVE_JAVA=0
-JAVA_CP=
-CP_FILE=$(ls test/broker/.work*/classpath.txt 2>/dev/null | head -1 || true)
-if command -v javac >/dev/null && [ -n "$CP_FILE" ]; then
-    mkdir -p "$B/java"
-    if [ ! -f "$B/java/LatencyJava.class" ] || [ bench/java/LatencyJava.java -nt "$B/java/LatencyJava.class" ]; then
-        javac -d "$B/java" -cp "$(cat "$CP_FILE")" bench/java/LatencyJava.java >"$OUT/latency-javac.log" 2>&1 || true
-    fi
-    [ -f "$B/java/LatencyJava.class" ] && HAVE_JAVA=1 && JAVA_CP="$B/java:$(cat "$CP_FILE")"
-fi
-[ $HAVE_JAVA = 1 ] || echo "java client unavailable (javac or the broker classpath missing); its rows are skipped"
+java_setup LatencyJava
 
-kv() { sed -n "s/.*[ :]$1=\([^ ]*\).*/\1/p"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
-minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "-" }'; }
 
 run() {
     local client=$1 rate=$2 round=$3 mode=$4 line topic

@@ -27,6 +27,7 @@
 # size:batched), NOBUILD (0). Figures only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/common.sh
 
 SINK=0
 [ "${1:-}" = --sink ] && SINK=1
@@ -49,15 +50,7 @@ if [ "${NOBUILD:-0}" != 1 ]; then
         >"$OUT/produce-build.log" 2>&1 || { tail -20 "$OUT/produce-build.log"; exit 1; }
 fi
 
-SERVER_PID=
-stop_server() {
-    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    SERVER_PID=
-}
-trap stop_server EXIT INT TERM
+trap stop_sink EXIT INT TERM
 PIN0=()
 PIN1=()
 if [ $SINK = 1 ]; then
@@ -65,10 +58,7 @@ if [ $SINK = 1 ]; then
         PIN0=(taskset -c 0)
         PIN1=(taskset -c 1)
     fi
-    "${PIN0[@]}" "$B/replay_server" --port "$PORT" 2>"$OUT/produce-sink.log" &
-    SERVER_PID=$!
-    for _ in $(seq 1 100); do grep -q "listening on" "$OUT/produce-sink.log" && break; sleep 0.1; done
-    grep -q "listening on" "$OUT/produce-sink.log" || { cat "$OUT/produce-sink.log" >&2; exit 1; }
+    start_sink "$OUT/produce-sink.log" "${PIN0[@]}" || exit 1
     URL=pulsar://127.0.0.1:$PORT
     WHERE="broker-free sink (replay_server answers every SEND at once)"
 else
@@ -76,22 +66,8 @@ else
     WHERE="live broker $URL"
 fi
 
-HAVE_JAVA=0
-JAVA_CP=
-CP_FILE=$(ls test/broker/.work*/classpath.txt 2>/dev/null | head -1 || true)
-if command -v javac >/dev/null && [ -n "$CP_FILE" ]; then
-    mkdir -p "$B/java"
-    if [ ! -f "$B/java/ProduceJava.class" ] || [ bench/java/ProduceJava.java -nt "$B/java/ProduceJava.class" ]; then
-        javac -d "$B/java" -cp "$(cat "$CP_FILE")" bench/java/ProduceJava.java >"$OUT/produce-javac.log" 2>&1 || true
-    fi
-    [ -f "$B/java/ProduceJava.class" ] && HAVE_JAVA=1 && JAVA_CP="$B/java:$(cat "$CP_FILE")"
-fi
-JVER=$([ $HAVE_JAVA = 1 ] && basename "$(tr ':' '\n' <"$CP_FILE" | grep -m1 'pulsar-client-original')" .jar || echo none)
-[ $HAVE_JAVA = 1 ] || echo "java client unavailable (javac or the broker classpath missing); its rows are skipped"
+java_setup ProduceJava
 
-kv() { sed -n "s/.*[ :]$1=\([^ ]*\).*/\1/p"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
-minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "-" }'; }
 
 # run CLIENT SIZE BATCH N ROUND: one run on a fresh topic; appends a row to $ROWS
 ROWS=$OUT/produce-compare-$TAG.rows

@@ -30,80 +30,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster_util.h"
 #include "testutil.h"
 
 #define NPARTS 12
 #define NMSGS 1200
 #define NKEYS 97
 
-static const char *cluster_env(const char *name) {
-    const char *v = getenv(name);
-    ck_assert_msg(v && *v, "%s is not set: run under test/cluster/run-with-cluster.sh", name);
-    return v;
-}
-
-/* ---- HTTP: GET a URL, follow redirects, return the body (malloc'd) ---- */
-
-typedef struct body {
-    char *p;
-    size_t n;
-} body_t;
-
-static size_t on_body(void *p, size_t sz, size_t n, void *u) {
-    body_t *b = u;
-    char *q = realloc(b->p, b->n + sz * n + 1);
-    if (!q)
-        return 0;
-    memcpy(q + b->n, p, sz * n);
-    b->p = q;
-    b->n += sz * n;
-    b->p[b->n] = '\0';
-    return sz * n;
-}
-
-static char *http_get(const char *url) {
-    body_t b = {calloc(1, 1), 0};
-    CURL *h = curl_easy_init();
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
-    CURLcode rc = curl_easy_perform(h);
-    long code = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(h);
-    ck_assert_msg(rc == CURLE_OK && code == 200, "GET %s: %s, HTTP %ld: %s", url, curl_easy_strerror(rc),
-                  code, b.p);
-    return b.p;
-}
-
 /* The owner's pulsar:// URL of a topic of public/default, by HTTP lookup on admin_url. */
 static void owner_of(const char *admin_url, const char *topic, char *out, size_t len) {
-    char url[1024];
-    snprintf(url, sizeof url, "%s/lookup/v2/topic/persistent/public/default/%s", admin_url, topic);
-    char *text = http_get(url);
-    json_object *j = json_tokener_parse(text), *v = NULL;
-    ck_assert_msg(j && json_object_object_get_ex(j, "brokerUrl", &v), "lookup of %s: %s", topic, text);
-    snprintf(out, len, "%s", json_object_get_string(v));
-    json_object_put(j);
-    free(text);
-}
-
-/* Index of url in the comma-separated list, or -1. */
-static int index_in_list(const char *list, const char *url) {
-    size_t n = strlen(url);
-    int i = 0;
-    for (const char *p = list; *p; i++) {
-        size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, url, n) == 0)
-            return i;
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return -1;
+    char path[512];
+    snprintf(path, sizeof path, "public/default/%s", topic);
+    lookup_owner(admin_url, path, out, len);
 }
 
 /* Port of the i-th URL of a comma-separated list of scheme://host:port. */
@@ -460,8 +398,6 @@ START_TEST(test_proxy_carries_every_connection) {
     pulsarc_client_destroy(c);
 }
 END_TEST
-
-/* ---- HTTP lookup: an http:// or https:// service URL ---- */
 
 static pulsarc_client_t *client_at(const char *url, const char *const *more) {
     pulsarc_conf_t *conf = pct_conf(more);

@@ -34,21 +34,10 @@
 #include "../faults/fake_broker.h"
 #include "../faults/fb_client.h"
 #include "PulsarApi.pb-c.h"
+#include "cluster_util.h"
 #include "testutil.h"
 
 #define T(x) PULSAR__PROTO__BASE_COMMAND__TYPE__##x
-
-static const char *cluster_env(const char *name) {
-    const char *v = getenv(name);
-    ck_assert_msg(v && *v, "%s is not set: run under test/cluster/run-with-cluster.sh", name);
-    return v;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static pulsarc_client_t *client_at(const char *url, const char *const *more) {
     pulsarc_conf_t *conf = pct_conf(more);

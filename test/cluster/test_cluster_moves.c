@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster_util.h"
 #include "testutil.h"
 
 #define DEFAULT_MESSAGES 200000
@@ -51,12 +52,6 @@
 /* Hang bound for one case: the kill case waits for a ZooKeeper session to
  * expire and a JVM to restart on a loaded 2-core machine. */
 #define CASE_TIMEOUT_S 900
-
-static const char *cluster_env(const char *name) {
-    const char *v = getenv(name);
-    ck_assert_msg(v && *v, "%s is not set: run under test/cluster/run-with-cluster.sh", name);
-    return v;
-}
 
 /* Producer pace, messages per second: the load must still be flowing
  * while the move happens and after it (unpaced, 200,000 batched messages
@@ -73,75 +68,11 @@ static int moves_messages(void) {
     return n > 0 ? n : DEFAULT_MESSAGES;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- HTTP against broker 1's admin API (redirects to the owner followed) ---- */
-
-typedef struct body {
-    char *p;
-    size_t n;
-} body_t;
-
-static size_t on_body(void *p, size_t sz, size_t n, void *u) {
-    body_t *b = u;
-    char *q = realloc(b->p, b->n + sz * n + 1);
-    if (!q)
-        return 0;
-    memcpy(q + b->n, p, sz * n);
-    b->p = q;
-    b->n += sz * n;
-    b->p[b->n] = '\0';
-    return sz * n;
-}
-
-/* METHOD url; returns the HTTP status, *text (if asked) the body. */
-static long http_call(const char *method, const char *url, char **text) {
-    body_t b = {calloc(1, 1), 0};
-    CURL *h = curl_easy_init();
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    if (strcmp(method, "GET") != 0)
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-    long code = -1;
-    if (curl_easy_perform(h) == CURLE_OK)
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(h);
-    curl_slist_free_all(hdr);
-    if (text)
-        *text = b.p;
-    else
-        free(b.p);
-    return code;
-}
-
-/* A string field of the JSON object GET url answers; fails the test otherwise. */
-static void json_field_of(const char *url, const char *field, char *out, size_t len) {
-    char *text = NULL;
-    long code = http_call("GET", url, &text);
-    json_object *j = code == 200 ? json_tokener_parse(text) : NULL, *v = NULL;
-    ck_assert_msg(j && json_object_object_get_ex(j, field, &v), "GET %s: HTTP %ld: %s", url, code, text);
-    snprintf(out, len, "%s", json_object_get_string(v));
-    json_object_put(j);
-    free(text);
-}
-
 /* The owner's pulsar:// URL of ns/topic (an HTTP lookup assigns it if unowned). */
 static void owner_of(const char *ns, const char *topic, char *out, size_t len) {
-    char url[1024];
-    snprintf(url, sizeof url, "%s/lookup/v2/topic/persistent/%s/%s", cluster_env("PULSARC_CLUSTER_BROKER_ADMIN_URL"),
-             ns, topic);
-    json_field_of(url, "brokerUrl", out, len);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", ns, topic);
+    lookup_owner(cluster_env("PULSARC_CLUSTER_BROKER_ADMIN_URL"), path, out, len);
 }
 
 /* The bundle range ("0x..._0x...", answered as plain text) of ns/topic. */
@@ -167,21 +98,6 @@ static double wait_owner_ready(const char *ns, const char *topic) {
             return now_s();
     ck_abort_msg("no broker answered for %s/%s within 600 s", ns, topic);
     return 0;
-}
-
-/* 0-based index of url in the comma-separated list, or -1. */
-static int index_in_list(const char *list, const char *url) {
-    size_t n = strlen(url);
-    int i = 0;
-    for (const char *p = list; *p; i++) {
-        size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, url, n) == 0)
-            return i;
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return -1;
 }
 
 /* The i-th entry of a comma-separated list. */

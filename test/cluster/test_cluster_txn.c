@@ -24,59 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster_util.h"
 #include "testutil.h"
 
 #define NMSGS 50
 
-static const char *cluster_env(const char *name) {
-    const char *v = getenv(name);
-    ck_assert_msg(v && *v, "%s is not set: run under test/cluster/run-with-cluster.sh", name);
-    return v;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-typedef struct body {
-    char *p;
-    size_t n;
-} body_t;
-
-static size_t on_body(void *p, size_t sz, size_t n, void *u) {
-    body_t *b = u;
-    char *q = realloc(b->p, b->n + sz * n + 1);
-    if (!q)
-        return 0;
-    memcpy(q + b->n, p, sz * n);
-    b->p = q;
-    b->n += sz * n;
-    b->p[b->n] = '\0';
-    return sz * n;
-}
-
 /* Owner's pulsar:// URL of a persistent topic "tenant/ns/local", by HTTP lookup on broker 1. */
 static void owner_of(const char *path, char *out, size_t len) {
-    char url[1024];
-    snprintf(url, sizeof url, "%s/lookup/v2/topic/persistent/%s", cluster_env("PULSARC_CLUSTER_BROKER_ADMIN_URL"),
-             path);
-    body_t b = {calloc(1, 1), 0};
-    CURL *h = curl_easy_init();
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
-    CURLcode rc = curl_easy_perform(h);
-    curl_easy_cleanup(h);
-    json_object *j = rc == CURLE_OK ? json_tokener_parse(b.p) : NULL, *v = NULL;
-    ck_assert_msg(j && json_object_object_get_ex(j, "brokerUrl", &v), "lookup of %s: %s", path, b.p);
-    snprintf(out, len, "%s", json_object_get_string(v));
-    json_object_put(j);
-    free(b.p);
+    lookup_owner(cluster_env("PULSARC_CLUSTER_BROKER_ADMIN_URL"), path, out, len);
 }
 
 static int broker_index(const char *owner) {
