@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "alloc_count.h"
+#include "bench_util.h"
 #include "pulsarc.h"
 
 typedef struct opts {
@@ -52,19 +53,11 @@ typedef struct result {
     const char *status;
 } result_t;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void take(snap_t *s) {
     s->t = now_s();
     getrusage(RUSAGE_SELF, &s->ru);
     s->a = bc_alloc_snapshot();
 }
-
-static double tv_s(struct timeval tv) { return (double)tv.tv_sec + tv.tv_usec / 1e6; }
 
 static void usage(void) {
     fprintf(stderr,

@@ -34,6 +34,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "pulsarc.h"
 
 typedef struct opts {
@@ -59,12 +60,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static uint64_t outstanding, failures;
 static int mode_e2e;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void sleep_until(double t) {
     struct timespec ts = {.tv_sec = (time_t)t, .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)};
@@ -105,7 +100,7 @@ static int parse(int argc, char **argv, opts_t *o) {
 }
 
 static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t el) {
-    const char *kv[][2] = {
+    const char *const kv[][2] = {
         {"serviceUrl", o->url},
         {"blockIfQueueFull", "true"},
         {"maxPendingMessages", "100000"},
@@ -114,13 +109,7 @@ static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t el) {
         {"batchingMaxMessages", "1000"},
         {"batchingMaxBytes", "131072"},
     };
-    pulsarc_conf_t *c = pulsarc_conf_new();
-    for (size_t i = 0; c && i < sizeof kv / sizeof kv[0]; i++)
-        if (pulsarc_conf_set(c, kv[i][0], kv[i][1], err, el)) {
-            pulsarc_conf_destroy(c);
-            return NULL;
-        }
-    return c;
+    return conf_from_pairs(kv, sizeof kv / sizeof kv[0], err, el);
 }
 
 /* Sends n messages due at t0 + i / rate, each stamped through slots[i]. */

@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "pulsarc.h"
 
 typedef struct opts {
@@ -48,32 +49,9 @@ static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
 static uint64_t done_want = UINT64_MAX;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void take(snap_t *s) {
     s->t = now_s();
     getrusage(RUSAGE_SELF, &s->ru);
-}
-
-static double tv_s(struct timeval tv) {
-    return (double)tv.tv_sec + tv.tv_usec / 1e6;
-}
-
-/* Peak resident set of this process in MB, from /proc (0 when unreadable). */
-static double peak_rss_mb(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    double kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %lf", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb / 1024;
 }
 
 static void on_sent(pulsarc_producer_t *p, pulsarc_err_t err, const pulsarc_msgid_t *id,
@@ -134,7 +112,7 @@ static int parse(int argc, char **argv, opts_t *o) {
 static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t el) {
     char pending[32];
     snprintf(pending, sizeof pending, "%d", o->pending);
-    const char *kv[][2] = {
+    const char *const kv[][2] = {
         {"serviceUrl", o->url},
         {"blockIfQueueFull", "true"},
         {"maxPendingMessages", pending},
@@ -143,13 +121,7 @@ static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t el) {
         {"batchingMaxMessages", "1000"},
         {"batchingMaxBytes", "131072"},
     };
-    pulsarc_conf_t *c = pulsarc_conf_new();
-    for (size_t i = 0; c && i < sizeof kv / sizeof kv[0]; i++)
-        if (pulsarc_conf_set(c, kv[i][0], kv[i][1], err, el)) {
-            pulsarc_conf_destroy(c);
-            return NULL;
-        }
-    return c;
+    return conf_from_pairs(kv, sizeof kv / sizeof kv[0], err, el);
 }
 
 /* Sends o->n messages; returns the number whose send_async was accepted. */
@@ -179,12 +151,12 @@ static void report(const opts_t *o, const snap_t *a, const snap_t *b) {
     printf("%s: %" PRIu64 " x %d B %s in %.3f s = %.0f msg/s; CPU %.3f s/M msgs (user %.3f, "
            "sys %.3f s); peak RSS %.1f MB; %ld voluntary / %ld involuntary switches\n",
            o->label, ok, o->size, o->batch ? "batched" : "unbatched", wall, ok / wall, per_m,
-           user, sys, peak_rss_mb(), vcsw, ivcsw);
+           user, sys, proc_status_mb("VmHWM:"), vcsw, ivcsw);
     printf("produce: label=%s status=%s msgs=%" PRIu64 " errors=%" PRIu64 " size=%d batch=%d "
            "wall_s=%.3f msgs_per_s=%.0f cpu_s=%.3f cpu_s_per_M=%.3f user_s=%.3f sys_s=%.3f "
            "rss_mb=%.1f vcsw=%ld ivcsw=%ld\n",
            o->label, status, ok, bad, o->size, o->batch, wall, ok / wall, cpu, per_m, user, sys,
-           peak_rss_mb(), vcsw, ivcsw);
+           proc_status_mb("VmHWM:"), vcsw, ivcsw);
 }
 
 int main(int argc, char **argv) {

@@ -24,13 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "pulsarc.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static double cpu_s(void) {
     struct rusage ru;
@@ -47,18 +42,6 @@ static int count_dir(const char *path) {
     if (d)
         closedir(d);
     return n;
-}
-
-static double rss_mb(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    double kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %lf", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb / 1024;
 }
 
 typedef struct run {
@@ -111,10 +94,10 @@ static void one_count(const char *url, int n, int idle_s) {
     const char *status = r.made == n ? "ok" : "create-failed";
     printf("%d producers + %d consumers: created in %.2f s; after %d s idle: RSS %.1f MB, %d threads, "
            "%d fds, idle CPU %.2f%% of a core%s%s\n",
-           r.made, r.made, create_s, idle_s, rss_mb(), threads, fds, idle_pct,
+           r.made, r.made, create_s, idle_s, proc_status_mb("VmRSS:"), threads, fds, idle_pct,
            r.made == n ? "" : "; stopped by: ", r.made == n ? "" : err);
     printf("scale: n=%d status=%s made=%d create_s=%.2f rss_mb=%.1f threads=%d fds=%d idle_cpu_pct=%.2f\n",
-           n, status, r.made, create_s, rss_mb(), threads, fds, idle_pct);
+           n, status, r.made, create_s, proc_status_mb("VmRSS:"), threads, fds, idle_pct);
     fflush(stdout);
     teardown(&r, r.made + (r.made < n)); /* the half-made pair too */
 }
