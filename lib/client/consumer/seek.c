@@ -55,14 +55,21 @@ static void on_seek_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, con
     pc_consumer_unref(&c->base);
 }
 
+/* Loop thread: 1 when the consumer can take a request now; else completes op with DISCONNECTED. */
+static int connected_or_fail(seek_op_t *op) {
+    pc_single_t *c = op->c;
+    if (c->h.state == PC_H_READY && c->h.conn)
+        return 1;
+    pc_waiter_done(&op->w, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
+    pc_consumer_unref(&c->base);
+    return 0;
+}
+
 static void do_seek(void *arg) {
     seek_op_t *op = arg;
     pc_single_t *c = op->c;
-    if (c->h.state != PC_H_READY || !c->h.conn) {
-        pc_waiter_done(&op->w, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
-        pc_consumer_unref(&c->base);
+    if (!connected_or_fail(op))
         return;
-    }
     pc_ack_flush(&c->acks);
     op->subscribes = c->subscribes;
     Pulsar__Proto__CommandSeek sk = PULSAR__PROTO__COMMAND_SEEK__INIT;
@@ -131,11 +138,8 @@ static void on_last_id(void *arg, pulsarc_err_t err, const pc_frame_t *f, const 
 static void do_last_id(void *arg) {
     seek_op_t *op = arg;
     pc_single_t *c = op->c;
-    if (c->h.state != PC_H_READY || !c->h.conn) {
-        pc_waiter_done(&op->w, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
-        pc_consumer_unref(&c->base);
+    if (!connected_or_fail(op))
         return;
-    }
     Pulsar__Proto__CommandGetLastMessageId g = PULSAR__PROTO__COMMAND_GET_LAST_MESSAGE_ID__INIT;
     g.consumer_id = c->id;
     g.request_id = c->base.client->next_id++;
