@@ -85,39 +85,9 @@ if [[ -n "${PULSARC_BROKER_CONF_EXTRA:-}" ]]; then
     done
 fi
 
-java="$(java_bin)"
-java_major="$("$java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)"
-[[ -n "$java_major" && "$java_major" -ge 17 ]] || die "Java 17+ is required (found: ${java_major:-none})"
-
-jvm_opts=(
-    -Xms512m -Xmx1g -XX:MaxDirectMemorySize=1g
-    -XX:+ExitOnOutOfMemoryError
-    -Djava.net.preferIPv4Stack=true
-    -Dio.netty.tryReflectionSetAccessible=true
-    -Dio.netty.recycler.maxCapacityPerThread=4096
-    -Dpulsar.allocator.exit_on_oom=true
-    -Djute.maxbuffer=10485760
-    --add-opens java.base/java.io=ALL-UNNAMED
-    --add-opens java.base/java.lang=ALL-UNNAMED
-    --add-opens java.base/java.util.zip=ALL-UNNAMED
-    --add-opens java.base/java.nio=ALL-UNNAMED
-    --add-opens java.base/jdk.internal.misc=ALL-UNNAMED
-    --add-opens java.base/sun.net=ALL-UNNAMED
-    --add-opens java.management/sun.management=ALL-UNNAMED
-    --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
-    --add-opens java.base/jdk.internal.platform=ALL-UNNAMED
-    "-Djava.io.tmpdir=$TMP_DIR"
-    "-Dlog4j.configurationFile=$BROKER_DIR/log4j2.xml"
-    -Dlog4j.shutdownHookEnabled=false
-    "-Dpulsarc.log.dir=$LOG_DIR"
-)
-if (( java_major >= 24 )); then
-    jvm_opts+=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow)
-fi
-if [[ -n "${PULSARC_BROKER_JAVA_OPTS:-}" ]]; then
-    read -r -a extra_opts <<< "$PULSARC_BROKER_JAVA_OPTS"
-    jvm_opts+=("${extra_opts[@]}")
-fi
+require_java17
+pulsar_jvm_opts "$BROKER_DIR/log4j2.xml" "$LOG_DIR" "$TMP_DIR" "${PULSARC_BROKER_JAVA_OPTS:-}"
+jvm_opts=(-Xms512m -Xmx1g -XX:MaxDirectMemorySize=1g "${pulsar_jvm[@]}")
 
 broker_args=(
     --config "$conf"
