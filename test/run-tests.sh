@@ -3,7 +3,8 @@
 # VALGRIND=1 runs each under valgrind (leaks and errors fail the run).
 # TESTS=substring keeps only binaries whose name contains it.
 set -u
-passed=0; failed=0; bad_bins=()
+passed=0; failed=0; bad_bins=(); why=$(mktemp)
+trap 'rm -f "$why"' EXIT
 for bin in "$@"; do
   case "$bin" in *"${TESTS:-}"*) ;; *) continue ;; esac
   echo "=== $(basename "$bin")"
@@ -16,7 +17,6 @@ for bin in "$@"; do
   fi
   rc=${PIPESTATUS[0]}
   line=$(grep -E 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n 1)
-  rm -f "$log"
   if [ -n "$line" ]; then
     n=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
     f=$(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$line")
@@ -26,10 +26,16 @@ for bin in "$@"; do
   if [ "$rc" != 0 ] || [ -z "$line" ]; then
     bad_bins+=("$(basename "$bin") (exit $rc)")
     [ -z "$line" ] && failed=$((failed + 1))
+    # Check's failure lines (file:line:F|E:case:test:...) and the output's
+    # tail, repeated at the end where a CI log's tail shows them.
+    { echo "--- $(basename "$bin") (exit $rc):"
+      grep -E '^[^ :]+:[0-9]+:[EF]:' "$log" | head -n 6
+      echo "    last lines:"; tail -n 8 "$log" | sed 's/^/    /'; } >> "$why"
   fi
+  rm -f "$log"
 done
 echo
-[ ${#bad_bins[@]} -gt 0 ] && echo "failing: ${bad_bins[*]}"
+[ ${#bad_bins[@]} -gt 0 ] && { cat "$why"; echo "failing: ${bad_bins[*]}"; }
 echo "tests: $passed passed, $failed failed"
 # Callers that run several suites (.ci/run) collect the counts here.
 if [ -n "${PULSARC_TEST_TOTALS:-}" ]; then echo "$passed $failed" >> "$PULSARC_TEST_TOTALS"; fi
