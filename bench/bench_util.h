@@ -45,4 +45,25 @@ static inline pulsarc_conf_t *conf_from_pairs(const char *const (*kv)[2], size_t
         }
     return c;
 }
+
+/* Extra properties given as "key=value" on the command line (--conf), set
+ * on c after the program's own; -1 (err says why) on a malformed or
+ * refused one. */
+#define BENCH_MAX_EXTRA 16
+static inline int conf_set_extra(pulsarc_conf_t *c, const char *const *kv, int n, char *err,
+                                 size_t el) {
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(kv[i], '=');
+        char key[128];
+        if (!eq || eq == kv[i] || (size_t)(eq - kv[i]) >= sizeof key) {
+            snprintf(err, el, "--conf wants key=value, not '%s'", kv[i]);
+            return -1;
+        }
+        memcpy(key, kv[i], (size_t)(eq - kv[i]));
+        key[eq - kv[i]] = '\0';
+        if (pulsarc_conf_set(c, key, eq + 1, err, el))
+            return -1;
+    }
+    return 0;
+}
 #endif

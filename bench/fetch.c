@@ -39,6 +39,8 @@ typedef struct opts {
     const char *url, *topic, *sub, *label;
     uint64_t n;
     int queue, ack, idle_ms, batch;
+    const char *extra[BENCH_MAX_EXTRA]; /* --conf key=value */
+    int nextra;
 } opts_t;
 
 typedef struct snap {
@@ -63,12 +65,18 @@ static void usage(void) {
     fprintf(stderr,
             "usage: fetch [--url pulsar://127.0.0.1:6655] [--topic T] [--sub S] [--messages N]\n"
             "             [--queue receiverQueueSize (10000)] [--ack] [--idle-ms MS (5000)]\n"
-            "             [--batch N (0: one receive per message)] [--label TEXT]\n");
+            "             [--batch N (0: one receive per message)] [--label TEXT]\n"
+            "             [--conf key=value]...\n");
 }
 
 static int parse_args(int argc, char **argv, opts_t *o) {
-    *o = (opts_t){"pulsar://127.0.0.1:6655", "persistent://public/default/replay-bench", "bench",
-                  "-", 1000000, 10000, 0, 5000, 0};
+    *o = (opts_t){.url = "pulsar://127.0.0.1:6655",
+                  .topic = "persistent://public/default/replay-bench",
+                  .sub = "bench",
+                  .label = "-",
+                  .n = 1000000,
+                  .queue = 10000,
+                  .idle_ms = 5000};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--ack")) {
@@ -85,6 +93,7 @@ static int parse_args(int argc, char **argv, opts_t *o) {
         else if (!strcmp(a, "--queue")) o->queue = atoi(v);
         else if (!strcmp(a, "--idle-ms")) o->idle_ms = atoi(v);
         else if (!strcmp(a, "--batch")) o->batch = atoi(v);
+        else if (!strcmp(a, "--conf") && o->nextra < BENCH_MAX_EXTRA) o->extra[o->nextra++] = v;
         else return -1;
         i++;
     }
@@ -96,17 +105,15 @@ static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t errlen) {
     snprintf(q, sizeof q, "%d", o->queue);
     char b[32];
     snprintf(b, sizeof b, "%d", o->batch > 0 ? o->batch : 100);
-    const char *kv[][2] = {{"serviceUrl", o->url},
+    const char *const kv[][2] = {{"serviceUrl", o->url},
                            {"receiverQueueSize", q},
                            {"subscriptionInitialPosition", "Earliest"},
                            {"batchReceiveMaxNumMessages", b},
                            {"batchReceiveTimeoutMs", "10"}};
-    pulsarc_conf_t *conf = pulsarc_conf_new();
-    for (size_t i = 0; conf && i < sizeof kv / sizeof kv[0]; i++) {
-        if (pulsarc_conf_set(conf, kv[i][0], kv[i][1], err, errlen) != PULSARC_OK) {
-            pulsarc_conf_destroy(conf);
-            return NULL;
-        }
+    pulsarc_conf_t *conf = conf_from_pairs(kv, sizeof kv / sizeof kv[0], err, errlen);
+    if (conf && conf_set_extra(conf, o->extra, o->nextra, err, errlen)) {
+        pulsarc_conf_destroy(conf);
+        return NULL;
     }
     return conf;
 }

@@ -36,6 +36,8 @@ typedef struct opts {
     const char *url, *topic, *label;
     uint64_t n;
     int size, batch, pending, copy;
+    const char *extra[BENCH_MAX_EXTRA]; /* --conf key=value */
+    int nextra;
 } opts_t;
 
 typedef struct snap {
@@ -80,7 +82,7 @@ static void wait_outcomes(uint64_t want) {
 static int usage(const char *prog) {
     fprintf(stderr,
             "usage: %s --url URL --topic TOPIC [--messages N] [--size BYTES] [--batch 0|1]\n"
-            "          [--pending N] [--copy] [--label NAME]\n",
+            "          [--pending N] [--copy] [--label NAME] [--conf key=value]...\n",
             prog);
     return 2;
 }
@@ -104,6 +106,7 @@ static int parse(int argc, char **argv, opts_t *o) {
         else if (!strcmp(a, "--size")) o->size = atoi(v);
         else if (!strcmp(a, "--batch")) o->batch = atoi(v);
         else if (!strcmp(a, "--pending")) o->pending = atoi(v);
+        else if (!strcmp(a, "--conf") && o->nextra < BENCH_MAX_EXTRA) o->extra[o->nextra++] = v;
         else return -1;
     }
     return o->topic && o->n > 0 && o->size >= 0 && o->pending > 0 ? 0 : -1;
@@ -121,7 +124,12 @@ static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t el) {
         {"batchingMaxMessages", "1000"},
         {"batchingMaxBytes", "131072"},
     };
-    return conf_from_pairs(kv, sizeof kv / sizeof kv[0], err, el);
+    pulsarc_conf_t *c = conf_from_pairs(kv, sizeof kv / sizeof kv[0], err, el);
+    if (c && conf_set_extra(c, o->extra, o->nextra, err, el)) {
+        pulsarc_conf_destroy(c);
+        return NULL;
+    }
+    return c;
 }
 
 /* Sends o->n messages; returns the number whose send_async was accepted. */
