@@ -1,15 +1,17 @@
 /*
  * Chunked messages under negative acknowledgement, ack timeout and the
- * dead-letter policy are never half-delivered: every delivery, first or
- * redelivered, is the whole message, byte for byte; acknowledging it
+ * dead-letter policy (reached by nacks or by ack timeouts) are never
+ * half-delivered: every delivery, first or redelivered, is the whole
+ * message, byte for byte; acknowledging it
  * acknowledges all its chunks (nothing comes back to a new consumer); a
  * message dead-lettered arrives whole on the dead-letter topic. The peers'
  * reports: a redelivered chunked message surfacing as its last chunk only,
- * or its chunks left unacknowledged forever after the message was acked.
+ * one left unacked never redelivered by the ack timeout, or its chunks
+ * left unacknowledged forever after the message was acked.
  *
  * Messages: M of CHUNKED_LEN bytes each, split into chunks of CHUNK bytes
  * (chunkMaxMessageSize), so each message is several chunks without large
- * memory; the dead-letter scenario uses messages above the broker's
+ * memory; the nacked dead-letter scenario uses messages above the broker's
  * maxMessageSize (1,024,000 bytes), which the dead-letter producer must
  * chunk again.
  *
@@ -146,16 +148,8 @@ static const char *const ack_timeout_kv[] = {
     "subscriptionType", "Shared", "subscriptionInitialPosition", "Earliest",
     "ackTimeoutMillis", "1000", "tickDurationMillis", "100", NULL};
 
-/* Seen on this suite's first runs: 12 chunked messages (60 chunks) delivered
- * once, and no MESSAGE frame at all in the next 60 s (PULSARC_DEBUG=frames),
- * while the same scenario with unchunked messages passes. */
-#define ACK_TIMEOUT_CHUNKS                                                           \
-    "chunked messages left unacknowledged are never redelivered by the ack timeout " \
-    "(unchunked ones are)"
-
+/* Left unacked, each comes back whole (all its chunks redelivered, not the last alone). */
 START_TEST(test_chunked_under_ack_timeout) {
-    if (peer_skip_known_bug("chunked ack timeout", ACK_TIMEOUT_CHUNKS))
-        return;
     redeliver_scenario("ack timeout", ack_timeout_kv, 0, CHUNKED_LEN, CHUNK);
 }
 END_TEST
@@ -166,36 +160,38 @@ START_TEST(test_unchunked_under_ack_timeout) {
 }
 END_TEST
 
-/* Nacked past the redelivery limit: each lands whole on the dead-letter topic. */
-START_TEST(test_chunked_to_dead_letter) {
-    const size_t big = 1300000; /* above the broker's maxMessageSize: chunked by the DLQ producer too */
+/*
+ * Redelivered past the limit (nacked, or left to the ack timeout): each
+ * lands whole on the dead-letter topic, once, and nothing is left on the
+ * topic.
+ */
+static void dead_letter_scenario(const char *name, const char *const *kv, int nack, size_t len,
+                                 const char *chunk) {
     pulsarc_client_t *c = peer_client(NULL, NULL);
-    char topic[256], dlq[512];
+    char topic[256], dlq[512], source[64], letters[64];
     snprintf(topic, sizeof topic, "%s", pct_topic("peer-chunks-dlq"));
     snprintf(dlq, sizeof dlq, "persistent://public/default/%s-sub-DLQ", topic);
     const char *wkv[] = {"subscriptionType", "Shared", "subscriptionInitialPosition", "Earliest",
                          NULL};
     pulsarc_consumer_t *watch = peer_consumer(c, dlq, "watch", wkv);
-    const char *kv[] = {"subscriptionType", "Shared", "subscriptionInitialPosition", "Earliest",
-                        "deadLetterPolicy.maxRedeliverCount", "1",
-                        "negativeAckRedeliveryDelayMicros", "100000", NULL};
     pulsarc_consumer_t *cons = peer_consumer(c, topic, "sub", kv);
-    produce(c, topic, big, NULL);
+    produce(c, topic, len, chunk);
     tally_t t = {0}, d = {0};
-    /* Nack every delivery until the topic goes quiet (all dead-lettered). */
+    /* Never ack: nack every delivery (or let it time out) until the topic goes quiet. */
     pulsarc_msg_t *m = NULL;
     int64_t end = peer_now_ms() + PEER_HANG_MS;
     while (peer_now_ms() < end && pulsarc_consumer_receive(cons, &m, 3000) == PULSARC_OK) {
         int i;
         t.deliveries++;
-        if (whole(m, big, &i)) {
+        if (whole(m, len, &i)) {
             t.whole++;
             if (t.seen[i]++)
                 t.redeliveries++;
         } else {
             t.broken++;
         }
-        pulsarc_consumer_nack(cons, m);
+        if (nack)
+            pulsarc_consumer_nack(cons, m);
         pulsarc_msg_destroy(m);
     }
     end = peer_now_ms() + PEER_HANG_MS;
@@ -204,7 +200,7 @@ START_TEST(test_chunked_to_dead_letter) {
             continue;
         int i;
         d.deliveries++;
-        if (whole(m, big, &i) && !d.seen[i]++) {
+        if (whole(m, len, &i) && !d.seen[i]++) {
             d.whole++;
             d.acked++;
         } else {
@@ -216,14 +212,34 @@ START_TEST(test_chunked_to_dead_letter) {
     peer_sleep_ms(500);
     pulsarc_consumer_destroy(cons);
     int left = left_on(c, topic, "sub");
-    print_tally("dlq source", &t, left);
-    print_tally("dlq letters", &d, -1);
-    ck_assert_msg(t.broken == 0, "dead letter: %d deliveries on the topic not whole", t.broken);
-    ck_assert_msg(d.broken == 0, "dead letter: %d letters not whole or twice", d.broken);
-    ck_assert_msg(d.whole == M, "dead letter: %d of %d messages dead-lettered whole", d.whole, M);
-    ck_assert_msg(left == 0, "dead letter: %d messages still on the topic", left);
+    snprintf(source, sizeof source, "%s source", name);
+    snprintf(letters, sizeof letters, "%s letters", name);
+    print_tally(source, &t, left);
+    print_tally(letters, &d, -1);
+    ck_assert_msg(t.broken == 0, "%s: %d deliveries on the topic not whole", name, t.broken);
+    ck_assert_msg(t.redeliveries == M, "%s: %d of %d messages redelivered before the letter", name,
+                  t.redeliveries, M);
+    ck_assert_msg(d.broken == 0, "%s: %d letters not whole or twice", name, d.broken);
+    ck_assert_msg(d.whole == M, "%s: %d of %d messages dead-lettered whole", name, d.whole, M);
+    ck_assert_msg(left == 0, "%s: %d messages still on the topic", name, left);
     pulsarc_consumer_destroy(watch);
     pulsarc_client_destroy(c);
+}
+
+/* Above the broker's maxMessageSize: chunked again by the dead-letter producer. */
+START_TEST(test_chunked_to_dead_letter) {
+    const char *kv[] = {"subscriptionType", "Shared", "subscriptionInitialPosition", "Earliest",
+                        "deadLetterPolicy.maxRedeliverCount", "1",
+                        "negativeAckRedeliveryDelayMicros", "100000", NULL};
+    dead_letter_scenario("dlq", kv, 1, 1300000, NULL);
+}
+END_TEST
+
+START_TEST(test_chunked_ack_timeout_to_dead_letter) {
+    const char *kv[] = {"subscriptionType", "Shared", "subscriptionInitialPosition", "Earliest",
+                        "deadLetterPolicy.maxRedeliverCount", "1", "ackTimeoutMillis", "1000",
+                        "tickDurationMillis", "100", NULL};
+    dead_letter_scenario("dlq ack timeout", kv, 0, CHUNKED_LEN, CHUNK);
 }
 END_TEST
 
@@ -235,6 +251,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_unchunked_under_ack_timeout);
     tcase_add_test(t, test_chunked_under_ack_timeout);
     tcase_add_test(t, test_chunked_to_dead_letter);
+    tcase_add_test(t, test_chunked_ack_timeout_to_dead_letter);
     suite_add_tcase(s, t);
     return s;
 }

@@ -19,13 +19,22 @@
  * compaction horizon, then everything after it: started at earliest, at a
  * message compacted away, or at a surviving one (inclusive or not), it
  * reads exactly the expected sequence, and has-message-available says 1
- * before and 0 after.
+ * before and 0 after; the same reader seeking to those positions and to
+ * latest reads the same sequences.
  *
  * Reader seek moves an existing reader back into the middle of a batch:
  * asserted that what follows is contiguous to the end (nothing lost, no
  * message twice) and starts at the seek target or the one after it (the
- * line prints which), and that has-message-available turns 1 again.
+ * line prints which), and that has-message-available turns 1 again. The
+ * seek matrix does the same for readers created inclusive or not, seeking
+ * to earliest, into and to the edges of batches, and to latest.
+ *
+ * Seek, last-message-id and has-message-available made while the consumer
+ * is disconnected (right after a seek, or with its connection cut through
+ * a proxy) wait for the reconnect within operationTimeoutMs; close ends a
+ * waiting call with CLOSED.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,30 +136,11 @@ static int read_rest(pulsarc_reader_t *r, int *first, int *count) {
     return contiguous && (prev == N - 1 || *count == 0);
 }
 
-/* Seen on this suite's first runs: has-message-available right after a
- * reader seek failed with DISCONNECTED (the broker disconnects consumers to
- * reset a cursor; the call does not wait for the reconnect). */
-#define HAS_AVAILABLE_DURING_RECONNECT                                                    \
-    "has_message_available fails with DISCONNECTED while the reader reconnects after " \
-    "a seek, instead of waiting for the connection as other blocking calls do"
-
-/* Transient failures retried (bounded) unless the known-bug switch asks to fail on them. */
-static int retried_has_available;
-
+/* Has-message-available, asserted to succeed: right after a seek it waits for
+ * the reconnect the seek forces rather than failing. */
 static int has_available(pulsarc_reader_t *r) {
     int a = -1;
     pulsarc_err_t e = pulsarc_reader_has_message_available(r, &a);
-    int64_t end = peer_now_ms() + PEER_HANG_MS;
-    static int retry_allowed = -1; /* asked (and the skip printed) once */
-    if (e != PULSARC_OK && retry_allowed < 0)
-        retry_allowed =
-            peer_skip_known_bug("has_message_available retried", HAS_AVAILABLE_DURING_RECONNECT);
-    while (e != PULSARC_OK && retry_allowed > 0 && pulsarc_err_is_retriable(e) &&
-           peer_now_ms() < end) {
-        retried_has_available++;
-        peer_sleep_ms(100);
-        e = pulsarc_reader_has_message_available(r, &a);
-    }
     ck_assert_msg(e == PULSARC_OK, "has_message_available: %s", pulsarc_errname(e));
     return a;
 }
@@ -237,9 +227,8 @@ START_TEST(test_reader_seek_into_batch) {
         contiguous = read_rest(r, &first, &count);
         int avail_end = has_available(r);
         printf("seek: reader seek to m%-2d (batch index %d) available=%d first=%d read=%d "
-               "contiguous=%d available_at_end=%d has_available_retries=%d\n",
-               target, t.id[target].batch_index, avail, first, count, contiguous, avail_end,
-               retried_has_available);
+               "contiguous=%d available_at_end=%d\n",
+               target, t.id[target].batch_index, avail, first, count, contiguous, avail_end);
         fflush(stdout);
         ck_assert_msg(avail == 1, "seek m%d: has_message_available %d", target, avail);
         ck_assert_msg(first == target || first == target + 1,
@@ -250,6 +239,182 @@ START_TEST(test_reader_seek_into_batch) {
     }
     pulsarc_reader_destroy(r);
     pulsarc_client_destroy(c);
+}
+END_TEST
+
+/*
+ * The seek matrix: a reader created inclusive or not reads the whole topic,
+ * then seeks to the earliest position, to the first message of a batch,
+ * into the middle of a batch, to the last message and to the latest
+ * position. Asserted for each: has-message-available (1, except at
+ * latest), the first message read (the target, or the one after it: the
+ * line prints which), everything after it contiguous to the end, and
+ * has-message-available 0 once read.
+ */
+START_TEST(test_reader_seek_matrix) {
+    pulsarc_client_t *c = peer_client(NULL, NULL);
+    topic_ids_t t;
+    const char *topic = fill(c, &t);
+    struct {
+        const char *name;
+        pulsarc_msgid_t id;
+        int want; /* the target's index; -1: nothing to read */
+    } targets[] = {
+        {"earliest", pulsarc_msgid_earliest(), 0},
+        {"first of a batch (m10)", t.id[10], 10},
+        {"inside a batch (m17)", t.id[17], 17},
+        {"last message (m39)", t.id[N - 1], N - 1},
+        {"latest", pulsarc_msgid_latest(), -1},
+    };
+    int failed = 0;
+    for (int inclusive = 0; inclusive <= 1; inclusive++) {
+        pulsarc_msgid_t start = pulsarc_msgid_earliest();
+        pulsarc_reader_t *r = NULL;
+        char err[256];
+        ck_assert_msg(pulsarc_reader_new(c, topic, &start, inclusive, NULL, &r, err, sizeof err) ==
+                          PULSARC_OK,
+                      "reader: %s", err);
+        int first, count;
+        ck_assert(read_rest(r, &first, &count) && count == N);
+        for (size_t k = 0; k < sizeof targets / sizeof targets[0]; k++) {
+            pulsarc_err_t e = pulsarc_reader_seek(r, &targets[k].id);
+            ck_assert_msg(e == PULSARC_OK, "seek %s: %s", targets[k].name, pulsarc_errname(e));
+            int avail = has_available(r);
+            int contiguous = read_rest(r, &first, &count);
+            int avail_end = has_available(r);
+            int want = targets[k].want;
+            int ok = want < 0 ? avail == 0 && count == 0
+                              : avail == 1 && (first == want || (want > 0 && first == want + 1)) &&
+                                    contiguous;
+            ok = ok && avail_end == 0;
+            printf("seek: matrix seek to %-24s reader_inclusive=%d available=%d first=%d "
+                   "(target %d) read=%d contiguous=%d available_at_end=%d%s\n",
+                   targets[k].name, inclusive, avail, first, want, count, contiguous, avail_end,
+                   ok ? "" : " WRONG");
+            fflush(stdout);
+            failed += !ok;
+        }
+        pulsarc_reader_destroy(r);
+    }
+    pulsarc_client_destroy(c);
+    ck_assert_msg(failed == 0, "%d seek matrix cases wrong", failed);
+}
+END_TEST
+
+/* ---------- requests while the consumer reconnects ---------- */
+
+/* Waits (bounded) until the consumer has noticed its connection is gone. */
+static void wait_disconnected(pulsarc_consumer_t *cons) {
+    int64_t end = peer_now_ms() + PEER_HANG_MS;
+    while (pulsarc_consumer_is_connected(cons) && peer_now_ms() < end)
+        peer_sleep_ms(10);
+    ck_assert_msg(!pulsarc_consumer_is_connected(cons), "consumer still connected after the cut");
+}
+
+/* Cuts the consumer's connection and keeps the new one from answering for stall_ms. */
+static void knock_out(pc_proxy_t *px, pulsarc_consumer_t *cons, int stall_ms) {
+    pc_proxy_stall(px, stall_ms);
+    pc_proxy_cut_all(px);
+    wait_disconnected(cons);
+}
+
+typedef struct pending_call {
+    pulsarc_consumer_t *cons;
+    pulsarc_err_t err;
+    pulsarc_msgid_t last;
+} pending_call_t;
+
+/* Always a broker request (has-message-available may answer from the local queue). */
+static void *call_last_id(void *arg) {
+    pending_call_t *p = arg;
+    p->err = pulsarc_consumer_last_message_id(p->cons, &p->last);
+    return NULL;
+}
+
+/*
+ * Has-message-available, the last message id and seek made while the
+ * consumer is disconnected (its connection cut through a proxy, the new
+ * one held back) wait for the reconnect and then answer; made with a
+ * shorter operationTimeoutMs than the outage, they fail with TIMEOUT; made
+ * and then overtaken by close, they end with CLOSED. Printed: how long
+ * each call took.
+ */
+START_TEST(test_requests_wait_for_reconnect) {
+    pulsarc_client_t *direct = peer_client(NULL, NULL);
+    topic_ids_t t;
+    const char *topic = fill(direct, &t);
+    pulsarc_client_destroy(direct);
+    pc_proxy_t *px = peer_proxy();
+    const char *ckv[] = {"operationTimeoutMs", "4000", NULL};
+    pulsarc_client_t *c = peer_client(pc_proxy_url(px), ckv);
+    const char *kv[] = {"subscriptionType", "Exclusive", "subscriptionInitialPosition",
+                        "Earliest", NULL};
+    pulsarc_consumer_t *cons = peer_consumer(c, topic, "waiter", kv);
+    /* Everything read and acked: has-message-available must ask the broker. */
+    for (int i = 0; i < N; i++) {
+        pulsarc_msg_t *got = NULL;
+        ck_assert_int_eq(pulsarc_consumer_receive(cons, &got, PEER_HANG_MS), PULSARC_OK);
+        if (i == N - 1)
+            ck_assert_int_eq(pulsarc_consumer_ack_cumulative(cons, got), PULSARC_OK);
+        pulsarc_msg_destroy(got);
+    }
+
+    /* An outage shorter than the operation timeout: each call waits it out. */
+    knock_out(px, cons, 1500);
+    int64_t t0 = peer_now_ms();
+    int avail = -1;
+    pulsarc_err_t e = pulsarc_consumer_has_message_available(cons, &avail);
+    int64_t avail_ms = peer_now_ms() - t0;
+    ck_assert_msg(e == PULSARC_OK && avail == 0, "has_message_available while reconnecting: %s, %d",
+                  pulsarc_errname(e), avail);
+    knock_out(px, cons, 1500);
+    pulsarc_msgid_t last;
+    t0 = peer_now_ms();
+    e = pulsarc_consumer_last_message_id(cons, &last);
+    int64_t last_ms = peer_now_ms() - t0;
+    ck_assert_msg(e == PULSARC_OK, "get_last_message_id while reconnecting: %s", pulsarc_errname(e));
+    ck_assert_msg(last.ledger_id == t.id[N - 1].ledger_id && last.entry_id == t.id[N - 1].entry_id,
+                  "last message id is not m%d's entry", N - 1);
+    knock_out(px, cons, 1500);
+    pulsarc_msgid_t earliest = pulsarc_msgid_earliest();
+    t0 = peer_now_ms();
+    e = pulsarc_consumer_seek(cons, &earliest);
+    int64_t seek_ms = peer_now_ms() - t0;
+    ck_assert_msg(e == PULSARC_OK, "seek while reconnecting: %s", pulsarc_errname(e));
+    pulsarc_msg_t *m = NULL;
+    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, PEER_HANG_MS), PULSARC_OK);
+    int first = index_of(m);
+    pulsarc_msg_destroy(m);
+    ck_assert_msg(first == 0, "first message after the seek: m%d", first);
+
+    /* An outage longer than the operation timeout: the wait is bounded. */
+    knock_out(px, cons, 10000);
+    t0 = peer_now_ms();
+    pulsarc_err_t timed_out = pulsarc_consumer_last_message_id(cons, &last);
+    int64_t timeout_ms = peer_now_ms() - t0;
+    ck_assert_msg(timed_out == PULSARC_ERR_TIMEOUT, "get_last_message_id through a long outage: %s",
+                  pulsarc_errname(timed_out));
+
+    /* Close while a call waits: the call ends with CLOSED, not with the timeout. */
+    pending_call_t call = {.cons = cons, .err = PULSARC_OK};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, call_last_id, &call), 0);
+    peer_sleep_ms(300); /* usually parked by now; a call that arrives after close fails alike */
+    t0 = peer_now_ms();
+    pulsarc_consumer_close(cons);
+    pthread_join(th, NULL);
+    int64_t close_ms = peer_now_ms() - t0;
+    printf("seek: requests while reconnecting: has_available_ms=%lld last_id_ms=%lld "
+           "seek_ms=%lld (outage 1500) timeout_after_ms=%lld (operationTimeoutMs 4000) "
+           "closed_call=%s returned_after_close_ms=%lld\n",
+           (long long)avail_ms, (long long)last_ms, (long long)seek_ms, (long long)timeout_ms,
+           pulsarc_errname(call.err), (long long)close_ms);
+    fflush(stdout);
+    ck_assert_msg(call.err == PULSARC_ERR_CLOSED, "call waiting at close: %s",
+                  pulsarc_errname(call.err));
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    pc_proxy_destroy(px);
 }
 END_TEST
 
@@ -287,18 +452,12 @@ START_TEST(test_consumer_seek_repeated) {
         ck_assert_msg(e == PULSARC_OK, "seek %d: %s", k, pulsarc_errname(e));
     }
     /* Back to back: each seek meets the consumer still reconnecting from the
-     * last, and may be refused as DISCONNECTED (as the Java client refuses a
-     * seek while not connected): retried, and counted. */
+     * last, and waits for it (bounded by operationTimeoutMs) instead of
+     * being refused. */
     char took2[256] = "";
-    int refused = 0;
     for (int k = 0; k < SEEKS; k++) {
-        int64_t t0 = peer_now_ms(), end = t0 + PEER_HANG_MS;
+        int64_t t0 = peer_now_ms();
         pulsarc_err_t e = pulsarc_consumer_seek(cons, &earliest);
-        while (e == PULSARC_ERR_DISCONNECTED && peer_now_ms() < end) {
-            refused++;
-            peer_sleep_ms(50);
-            e = pulsarc_consumer_seek(cons, &earliest);
-        }
         size_t used = strlen(took2);
         snprintf(took2 + used, sizeof took2 - used, "%s%lld", k ? " " : "",
                  (long long)(peer_now_ms() - t0));
@@ -310,8 +469,8 @@ START_TEST(test_consumer_seek_repeated) {
         first_ok++;
     pulsarc_msg_destroy(m);
     printf("seek: consumer seek earliest x%d first_is_m0=%d of %d seek_ms=[%s] "
-           "back_to_back_ms=[%s] refused_while_reconnecting=%d\n",
-           SEEKS, first_ok, SEEKS + 1, took, took2, refused);
+           "back_to_back_ms=[%s]\n",
+           SEEKS, first_ok, SEEKS + 1, took, took2);
     ck_assert_int_eq(first_ok, SEEKS + 1);
     pulsarc_consumer_destroy(cons);
     pulsarc_client_destroy(c);
@@ -379,6 +538,68 @@ static int read_compacted(pulsarc_client_t *c, const char *topic, pulsarc_msgid_
     return n;
 }
 
+/*
+ * One readCompacted reader reads the compacted view, then seeks to the
+ * earliest position, to a message compacted away, to a survivor, past the
+ * horizon and to the latest position; after each: has-message-available
+ * and the sequence read (from the target, or the one after it when the
+ * target survives). Returns how many cases were wrong.
+ */
+static int seek_compacted(pulsarc_client_t *c, const char *topic, const pulsarc_msgid_t *ids,
+                          const int *view, int nview) {
+    const char *kv[] = {"readCompacted", "true", NULL};
+    pulsarc_conf_t *conf = pct_conf(kv);
+    pulsarc_reader_t *r = NULL;
+    char err[256];
+    pulsarc_msgid_t start = pulsarc_msgid_earliest();
+    pulsarc_err_t e = pulsarc_reader_new(c, topic, &start, 0, conf, &r, err, sizeof err);
+    pulsarc_conf_destroy(conf);
+    ck_assert_msg(e == PULSARC_OK, "compacted reader: %s", err);
+    struct {
+        const char *name;
+        pulsarc_msgid_t id;
+        int from; /* expected: view[from..], or view[from + 1..]; nview: nothing */
+    } cases[] = {
+        {"earliest", pulsarc_msgid_earliest(), 0},
+        {"compacted away (m3)", ids[3], 0},
+        {"survivor (m17)", ids[17], 2},
+        {"after the horizon (m20)", ids[20], 5},
+        {"latest", pulsarc_msgid_latest(), nview},
+    };
+    int failed = 0;
+    pulsarc_msg_t *m = NULL;
+    while (pulsarc_reader_read(r, &m, 2000) == PULSARC_OK)
+        pulsarc_msg_destroy(m);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        e = pulsarc_reader_seek(r, &cases[k].id);
+        ck_assert_msg(e == PULSARC_OK, "compacted seek %s: %s", cases[k].name, pulsarc_errname(e));
+        int avail = has_available(r), got[64], n = 0;
+        while (pulsarc_reader_read(r, &m, 2000) == PULSARC_OK) {
+            if (n < 64)
+                got[n] = index_of(m);
+            n++;
+            pulsarc_msg_destroy(m);
+        }
+        int avail_end = has_available(r);
+        int from = cases[k].from;
+        if (n && from < nview - 1 && got[0] == view[from + 1])
+            from++; /* started after the target */
+        int same = n == nview - from;
+        for (int i = 0; same && i < n; i++)
+            same = got[i] == view[from + i];
+        int ok = same && avail == (cases[k].from < nview) && avail_end == 0;
+        printf("seek: compacted seek to %-24s available=%d read=%d first=%d (target %d) "
+               "sequence_ok=%d available_at_end=%d%s\n",
+               cases[k].name, avail, n, n ? got[0] : -1,
+               cases[k].from < nview ? view[cases[k].from] : -1, same, avail_end,
+               ok ? "" : " WRONG");
+        fflush(stdout);
+        failed += !ok;
+    }
+    pulsarc_reader_destroy(r);
+    return failed;
+}
+
 START_TEST(test_reader_after_compaction) {
     pulsarc_client_t *c = peer_client(NULL, NULL);
     const char *topic = pct_topic("peer-seek-compacted");
@@ -419,6 +640,7 @@ START_TEST(test_reader_after_compaction) {
         fflush(stdout);
         failed += !same || avail != 1;
     }
+    failed += seek_compacted(c, topic, ids, view, nview);
     pulsarc_client_destroy(c);
     ck_assert_msg(failed == 0, "%d compacted-view cases wrong", failed);
 }
@@ -430,6 +652,8 @@ static Suite *suite(void) {
     tcase_set_timeout(t, 180);
     tcase_add_test(t, test_reader_start_positions);
     tcase_add_test(t, test_reader_seek_into_batch);
+    tcase_add_test(t, test_reader_seek_matrix);
+    tcase_add_test(t, test_requests_wait_for_reconnect);
     tcase_add_test(t, test_consumer_seek_repeated);
     tcase_add_test(t, test_reader_after_compaction);
     suite_add_tcase(s, t);

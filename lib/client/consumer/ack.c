@@ -162,20 +162,16 @@ void pc_single_drop_chunks(void *owner, const pulsarc_msgid_t *ids, size_t n, in
         pc_single_redeliver(c, ids, n);
 }
 
-/* A chunked message is acked, nacked or timed out as all of its chunks. */
-static int each_chunk(pc_single_t *c, const pulsarc_msgid_t *id, int kind) {
+/* A chunked message is acked as all of its chunks. (Nacked or timed out, it
+ * stays known by its last chunk until due: dead_letter.c then asks for all.) */
+static int each_chunk(pc_single_t *c, const pulsarc_msgid_t *id) {
     size_t n;
     const pulsarc_msgid_t *ids = pc_chunks_ids(&c->chunks, id, &n);
     if (!ids)
         return 0;
-    for (size_t i = 0; i < n; i++) {
-        if (kind == OP_ACK)
-            pc_ack_individual(&c->acks, &ids[i]);
-        else
-            pc_redelivery_nack(&c->redelivery, &ids[i]);
-    }
-    if (kind == OP_ACK)
-        pc_chunks_forget(&c->chunks, id);
+    for (size_t i = 0; i < n; i++)
+        pc_ack_individual(&c->acks, &ids[i]);
+    pc_chunks_forget(&c->chunks, id);
     return 1;
 }
 
@@ -208,7 +204,7 @@ static void count(pc_single_t *c, int kind) {
 
 static void ack_one(pc_single_t *c, const pulsarc_msgid_t *id) {
     pc_redelivery_acked(&c->redelivery, id);
-    if (!each_chunk(c, id, OP_ACK))
+    if (!each_chunk(c, id))
         pc_ack_individual(&c->acks, id);
 }
 
@@ -221,8 +217,7 @@ static void do_ack_op(void *arg) {
     } else if (a->kind == OP_CUMULATIVE) {
         pc_ack_cumulative(&c->acks, &a->id);
     } else if (a->kind == OP_NACK) {
-        if (!each_chunk(c, &a->id, OP_NACK))
-            pc_redelivery_nack(&c->redelivery, &a->id);
+        pc_redelivery_nack(&c->redelivery, &a->id);
     } else {
         pc_single_redeliver(c, NULL, 0);
     }

@@ -112,6 +112,8 @@ static pc_chunk_ctx_t *open_ctx(pc_chunks_t *ch, pc_rx_result_t *r, pc_rx_result
 }
 
 static int remember_done(pc_chunks_t *ch, pc_chunk_ctx_t *x) {
+    /* A redelivered message replaces what its first delivery left: one record per message. */
+    pc_chunks_forget(ch, &x->ids[x->nchunks - 1]);
     pc_chunk_done_t *d = calloc(1, sizeof *d);
     if (!d)
         return -1;
@@ -218,6 +220,49 @@ const pulsarc_msgid_t *pc_chunks_ids(pc_chunks_t *ch, const pulsarc_msgid_t *las
     }
     *n = 0;
     return NULL;
+}
+
+static int same_entry(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
+    return a->ledger_id == b->ledger_id && a->entry_id == b->entry_id;
+}
+
+static int by_entry(const void *pa, const void *pb) {
+    const pulsarc_msgid_t *a = pa, *b = pb;
+    if (a->ledger_id != b->ledger_id)
+        return a->ledger_id < b->ledger_id ? -1 : 1;
+    if (a->entry_id != b->entry_id)
+        return a->entry_id < b->entry_id ? -1 : 1;
+    return 0;
+}
+
+size_t pc_chunks_expand(pc_chunks_t *ch, const pulsarc_msgid_t *ids, size_t n, pulsarc_msgid_t **out) {
+    *out = NULL;
+    size_t total = 0, k;
+    int chunked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pulsarc_msgid_t *all = pc_chunks_ids(ch, &ids[i], &k);
+        total += all ? k : 1;
+        chunked |= all != NULL;
+    }
+    if (!chunked || !(*out = malloc(total * sizeof **out)))
+        return n; /* nothing chunked (or no memory: the last chunks alone, as before) */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pulsarc_msgid_t *all = pc_chunks_ids(ch, &ids[i], &k);
+        if (all) {
+            memcpy(*out + m, all, k * sizeof *all);
+            m += k;
+        } else {
+            (*out)[m++] = ids[i];
+        }
+    }
+    /* A chunk named twice (its message nacked as well as timed out) is asked for once. */
+    qsort(*out, m, sizeof **out, by_entry);
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++)
+        if (!u || !same_entry(&(*out)[u - 1], &(*out)[i]))
+            (*out)[u++] = (*out)[i];
+    return u;
 }
 
 void pc_chunks_forget(pc_chunks_t *ch, const pulsarc_msgid_t *last) {

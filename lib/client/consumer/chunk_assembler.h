@@ -33,6 +33,13 @@ int pc_chunks_add(pc_chunks_t *ch, pc_rx_result_t *r, const Pulsar__Proto__Comma
                   const pc_rx_opts_t *o, pc_chunks_drop_fn drop, void *owner, pc_rx_result_t *out);
 /* All chunk ids of the delivered chunked message whose id is last (NULL if not chunked). */
 const pulsarc_msgid_t *pc_chunks_ids(pc_chunks_t *ch, const pulsarc_msgid_t *last, size_t *n);
+/*
+ * The entries to ask the broker for when ids are due for redelivery: every
+ * chunk of each delivered chunked message named by its last chunk, the
+ * other ids as they are, each entry once. Returns the count; *out is a new
+ * array (the caller frees it), or NULL when ids needs no change.
+ */
+size_t pc_chunks_expand(pc_chunks_t *ch, const pulsarc_msgid_t *ids, size_t n, pulsarc_msgid_t **out);
 /* Forgets a delivered chunked message once acked. */
 void pc_chunks_forget(pc_chunks_t *ch, const pulsarc_msgid_t *last);
 void pc_chunks_free(pc_chunks_t *ch);

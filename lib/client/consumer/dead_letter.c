@@ -206,11 +206,21 @@ static size_t filter(pc_single_t *c, pulsarc_msgid_t *ids, size_t n) {
     return kept;
 }
 
+/*
+ * A chunked message is due as its last chunk (the id the application saw);
+ * it is dead-lettered as one message, or redelivered as all its chunks, so
+ * that it comes back whole.
+ */
 void pc_dlq_redeliver_due(void *owner, const pulsarc_msgid_t *ids, size_t n) {
+    pc_single_t *c = owner;
     /* The sweep's own buffer: dead-lettered entries are taken out of it. */
-    size_t left = filter(owner, (pulsarc_msgid_t *)ids, n);
-    if (left) /* 0 here would mean "redeliver all": never send that for nothing */
-        pc_single_redeliver(owner, ids, left);
+    size_t left = filter(c, (pulsarc_msgid_t *)ids, n);
+    if (!left) /* 0 would mean "redeliver all": never send that for nothing */
+        return;
+    pulsarc_msgid_t *all;
+    size_t nall = pc_chunks_expand(&c->chunks, ids, left, &all);
+    pc_single_redeliver(c, all ? all : ids, nall);
+    free(all);
 }
 
 /* ---------- retry topic ---------- */

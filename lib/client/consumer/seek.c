@@ -8,6 +8,14 @@
  * Readers also move their own start position, which their next subscribe
  * sends. Calls block the application thread on a waiter; the work runs on
  * the io thread.
+ *
+ * A request that finds the consumer reconnecting (after a seek, an unload,
+ * a lost connection) waits for it instead of failing: it is parked on the
+ * consumer's list and sent when the consumer is subscribed again, so
+ * "seek, then has-message-available" works without the caller retrying.
+ * The whole call stays within operationTimeoutMs (the wait and the
+ * request share one deadline); closing the consumer completes parked
+ * requests with CLOSED at once.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +33,10 @@ typedef struct seek_op {
     pulsarc_msgid_t mark;      /* its mark-delete position, when sent */
     int has_mark;
     uint64_t subscribes;       /* the consumer's subscribe count when SEEK went out */
+    pc_loop_fn send;           /* what to run once the consumer is ready */
+    int64_t deadline_ms;       /* operationTimeoutMs after the call reached the loop */
+    pc_timer_t wait_timer;     /* bounds the wait while parked */
+    struct seek_op *next;      /* in the consumer's list of parked requests */
 } seek_op_t;
 
 static void reset_local_state(pc_single_t *c, seek_op_t *op) {
@@ -55,20 +67,99 @@ static void on_seek_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, con
     pc_consumer_unref(&c->base);
 }
 
-/* Loop thread: 1 when the consumer can take a request now; else completes op with DISCONNECTED. */
-static int connected_or_fail(seek_op_t *op) {
+/* ---------- waiting for the consumer to be subscribed ---------- */
+
+/* Loop thread: completes a request that never went to the broker. */
+static void finish_unsent(seek_op_t *op, pulsarc_err_t err, const char *msg) {
     pc_single_t *c = op->c;
-    if (c->h.state == PC_H_READY && c->h.conn)
+    pc_waiter_done(&op->w, err, msg);
+    pc_consumer_unref(&c->base); /* op lives on the caller's stack: gone once done */
+}
+
+static void unpark(pc_single_t *c, seek_op_t *op) {
+    for (seek_op_t **pp = &c->seek_parked; *pp; pp = &(*pp)->next) {
+        if (*pp == op) {
+            *pp = op->next;
+            break;
+        }
+    }
+    pc_timer_stop(c->base.client->loop, &op->wait_timer);
+}
+
+static void on_wait_timeout(void *arg) {
+    seek_op_t *op = arg;
+    unpark(op->c, op);
+    finish_unsent(op, PULSARC_ERR_TIMEOUT,
+                  "consumer was not subscribed again within operationTimeoutMs");
+}
+
+/* Appended, so parked requests go out in the order they were made. */
+static void park(pc_single_t *c, seek_op_t *op) {
+    seek_op_t **pp = &c->seek_parked;
+    while (*pp)
+        pp = &(*pp)->next;
+    op->next = NULL;
+    *pp = op;
+    int64_t left = op->deadline_ms - pc_now_ms();
+    pc_timer_init(&op->wait_timer, on_wait_timeout, op);
+    pc_timer_start(c->base.client->loop, &op->wait_timer, left > 0 ? left : 0);
+}
+
+/*
+ * Loop thread: 1 when the consumer can take the request now. Otherwise the
+ * request waits for the next subscribe (parked), or fails with CLOSED when
+ * the consumer is going away. Right after a seek the consumer still looks
+ * ready, but the broker is about to close it: that waits too.
+ */
+static int ready_or_wait(seek_op_t *op, pc_loop_fn send) {
+    pc_single_t *c = op->c;
+    if (!op->deadline_ms)
+        op->deadline_ms = pc_now_ms() + c->base.client->op_timeout_ms;
+    if (c->h.state == PC_H_READY && c->h.conn && !c->seeking)
         return 1;
-    pc_waiter_done(&op->w, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
-    pc_consumer_unref(&c->base);
+    if (c->h.state == PC_H_CLOSING || c->h.state == PC_H_CLOSED) {
+        finish_unsent(op, PULSARC_ERR_CLOSED, "consumer is closed");
+        return 0;
+    }
+    op->send = send;
+    park(c, op);
     return 0;
 }
+
+/* What is left of the call's operationTimeoutMs for the request itself. */
+static int request_timeout(const seek_op_t *op) {
+    int64_t left = op->deadline_ms - pc_now_ms();
+    return left > 1 ? (int)left : 1;
+}
+
+void pc_single_requests_resume(pc_single_t *c) {
+    seek_op_t *list = c->seek_parked;
+    c->seek_parked = NULL;
+    while (list) {
+        seek_op_t *op = list;
+        list = op->next;
+        pc_timer_stop(c->base.client->loop, &op->wait_timer);
+        op->send(op); /* may park again if the consumer dropped meanwhile */
+    }
+}
+
+void pc_single_requests_fail(pc_single_t *c, pulsarc_err_t err, const char *msg) {
+    seek_op_t *list = c->seek_parked;
+    c->seek_parked = NULL;
+    while (list) {
+        seek_op_t *op = list;
+        list = op->next;
+        pc_timer_stop(c->base.client->loop, &op->wait_timer);
+        finish_unsent(op, err, msg);
+    }
+}
+
+/* ---------- seek ---------- */
 
 static void do_seek(void *arg) {
     seek_op_t *op = arg;
     pc_single_t *c = op->c;
-    if (!connected_or_fail(op))
+    if (!ready_or_wait(op, do_seek))
         return;
     pc_ack_flush(&c->acks);
     op->subscribes = c->subscribes;
@@ -87,7 +178,7 @@ static void do_seek(void *arg) {
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEEK;
     cmd.seek = &sk;
-    pc_conn_request(c->h.conn, &cmd, sk.request_id, c->base.client->op_timeout_ms, on_seek_reply, op);
+    pc_conn_request(c->h.conn, &cmd, sk.request_id, request_timeout(op), on_seek_reply, op);
 }
 
 static pulsarc_err_t run_op(pc_single_t *c, seek_op_t *op, pc_loop_fn fn) {
@@ -138,7 +229,7 @@ static void on_last_id(void *arg, pulsarc_err_t err, const pc_frame_t *f, const 
 static void do_last_id(void *arg) {
     seek_op_t *op = arg;
     pc_single_t *c = op->c;
-    if (!connected_or_fail(op))
+    if (!ready_or_wait(op, do_last_id))
         return;
     Pulsar__Proto__CommandGetLastMessageId g = PULSAR__PROTO__COMMAND_GET_LAST_MESSAGE_ID__INIT;
     g.consumer_id = c->id;
@@ -146,7 +237,7 @@ static void do_last_id(void *arg) {
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_LAST_MESSAGE_ID;
     cmd.getlastmessageid = &g;
-    pc_conn_request(c->h.conn, &cmd, g.request_id, c->base.client->op_timeout_ms, on_last_id, op);
+    pc_conn_request(c->h.conn, &cmd, g.request_id, request_timeout(op), on_last_id, op);
 }
 
 pulsarc_err_t pc_single_last_message_id(pulsarc_consumer_t *base, pulsarc_msgid_t *id) {

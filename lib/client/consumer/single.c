@@ -172,6 +172,7 @@ static void h_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
     pc_single_t *c = PC_SINGLE_OF_HANDLER(h);
     detach(c);
     finish_create(c, err, msg);
+    pc_single_requests_fail(c, err, msg);
 }
 
 static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
@@ -190,6 +191,7 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pc_ack_flush(&c->acks);
     pc_single_send_flow(c, (uint32_t)c->base.queue_size);
     finish_create(c, PULSARC_OK, NULL);
+    pc_single_requests_resume(c); /* seeks and last-id requests that waited for this */
 }
 
 static void send_close_consumer(pc_handler_t *h, pc_conn_t *conn) {
@@ -337,6 +339,7 @@ static void close_on_broker(pc_single_t *c, pc_conn_t *conn, int unsubscribe) {
 
 static void do_close_common(pc_single_t *c, int unsubscribe) {
     finish_create(c, PULSARC_ERR_CLOSED, "consumer closed while subscribing");
+    pc_single_requests_fail(c, PULSARC_ERR_CLOSED, "consumer closed"); /* not after the broker's reply */
     int was_closed = c->h.state == PC_H_CLOSED;
     pc_conn_t *conn = c->h.state == PC_H_READY ? c->h.conn : NULL;
     if (conn) {
