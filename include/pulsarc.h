@@ -631,7 +631,11 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_redeliver_unacked(pulsarc_consumer_t 
  * Moves the subscription to id (the next message received is the one after
  * it for durable subscriptions, as the broker positions the cursor).
  * Messages already queued locally are dropped. Blocks until the broker
- * confirms.
+ * confirms. This call, seek_time, last_message_id and
+ * has_message_available wait while the consumer is reconnecting (as it
+ * does after every seek) and go ahead once it is subscribed again; within
+ * operationTimeoutMs all told, else PULSARC_ERR_TIMEOUT; closing the
+ * consumer ends the wait with PULSARC_ERR_CLOSED.
  */
 PULSARC_API pulsarc_err_t pulsarc_consumer_seek(pulsarc_consumer_t *consumer,
                                                 const pulsarc_msgid_t *id);
