@@ -429,6 +429,38 @@ START_TEST(test_view_of_a_compacted_topic_reads_only_latest_values) {
 }
 END_TEST
 
+/* Compaction drops a trailing deletion: the view must not wait for that message. */
+START_TEST(test_compacted_topic_ending_in_a_deletion) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("tv-compact-tail");
+    pulsarc_producer_t *p = producer(c, topic, 0);
+    put(p, "keep", "1");
+    put(p, "gone", "2");
+    put(p, "gone", NULL);
+    compact(topic);
+    pulsarc_tableview_t *tv = view(c, topic);
+    ck_assert_uint_eq(pulsarc_tableview_size(tv), 1);
+    assert_value(tv, "keep", "1");
+    put(p, "gone", "3");
+    refresh(tv);
+    assert_value(tv, "gone", "3");
+    pulsarc_producer_destroy(p);
+    pulsarc_tableview_destroy(tv);
+
+    /* Every key deleted: the compacted view is empty. */
+    topic = pct_topic("tv-compact-none");
+    p = producer(c, topic, 0);
+    put(p, "a", "1");
+    put(p, "a", "");
+    compact(topic);
+    tv = view(c, topic);
+    ck_assert_uint_eq(pulsarc_tableview_size(tv), 0);
+    pulsarc_producer_destroy(p);
+    pulsarc_tableview_destroy(tv);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 /* ---------- destroy from inside the listener ---------- */
 
 typedef struct self_destroy {
@@ -500,6 +532,7 @@ static Suite *tableview_suite(void) {
     tcase_add_test(tc, test_listener_sees_each_update_once_and_deletions);
     tcase_add_test(tc, test_refresh_sees_a_write_made_just_before);
     tcase_add_test(tc, test_view_of_a_compacted_topic_reads_only_latest_values);
+    tcase_add_test(tc, test_compacted_topic_ending_in_a_deletion);
     tcase_add_test(tc, test_destroy_from_inside_the_listener);
     suite_add_tcase(s, tc);
     return s;
