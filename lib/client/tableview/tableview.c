@@ -435,6 +435,7 @@ static pulsarc_err_t start_threads(pulsarc_tableview_t *tv, char *errstr, size_t
             return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM,
                              "table view: cannot start a reader thread");
         p->started = 1;
+        pthread_setname_np(p->thread, "pulsarc-tv");
     }
     return PULSARC_OK;
 }
