@@ -705,7 +705,8 @@ PULSARC_API void pulsarc_reader_destroy(pulsarc_reader_t *reader);
  * A key -> latest value view of a topic, as the Java client's TableView:
  * every partition of a partitioned topic is read from the start of its
  * compacted view (readCompacted) by a reader of its own, and each message
- * with a partition key sets that key to a copy of its payload; a message
+ * with a partition key (as pulsarc_msg_key gives it: base64 text for a
+ * binary key, as Java's getKey) sets that key to a copy of its payload; a message
  * with an empty payload or marked null (pulsarc_msg_set_null_value) deletes
  * the key. Messages without a key are skipped. The partitions are counted
  * once, at creation.

@@ -7,6 +7,7 @@
  */
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -461,6 +462,70 @@ START_TEST(test_compacted_topic_ending_in_a_deletion) {
 }
 END_TEST
 
+/* ---------- close from another thread while updates flow ---------- */
+
+typedef struct counter {
+    pthread_mutex_t lock;
+    int calls;
+} counter_t;
+
+static void count_call(pulsarc_tableview_t *tv, const char *key, const void *value, size_t len,
+                       void *opaque) {
+    (void)tv, (void)key, (void)value, (void)len;
+    counter_t *n = opaque;
+    pthread_mutex_lock(&n->lock);
+    n->calls++;
+    pthread_mutex_unlock(&n->lock);
+}
+
+static int calls_of(counter_t *n) {
+    pthread_mutex_lock(&n->lock);
+    int v = n->calls;
+    pthread_mutex_unlock(&n->lock);
+    return v;
+}
+
+static void *close_view(void *tv) {
+    return (void *)(intptr_t)pulsarc_tableview_close(tv);
+}
+
+START_TEST(test_close_from_another_thread_while_updates_flow) {
+    enum { N = 500 };
+    pulsarc_client_t *c = pct_client();
+    const char *topic = partitioned_topic("tv-close");
+    pulsarc_tableview_t *tv = view(c, topic);
+    counter_t n = {.calls = 0};
+    pthread_mutex_init(&n.lock, NULL);
+    ck_assert_int_eq(pulsarc_tableview_listen(tv, count_call, &n), PULSARC_OK);
+    pulsarc_producer_t *p = producer(c, topic, 1);
+    char key[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(key, sizeof key, "k%d", i % 50);
+        put_async(p, key, "v");
+    }
+    pthread_t closer;
+    ck_assert_int_eq(pthread_create(&closer, NULL, close_view, tv), 0);
+    pulsarc_err_t rerr = pulsarc_tableview_refresh(tv, NULL, 0);
+    ck_assert_msg(rerr == PULSARC_OK || rerr == PULSARC_ERR_CLOSED, "refresh racing close: %s",
+                  pulsarc_errname(rerr));
+    void *cerr;
+    pthread_join(closer, &cerr);
+    ck_assert_int_eq((int)(intptr_t)cerr, PULSARC_OK);
+    int at_close = calls_of(&n);
+    ck_assert_int_le(at_close, N);
+    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_tableview_refresh(tv, NULL, 0), PULSARC_ERR_CLOSED);
+    ck_assert_int_eq(pulsarc_tableview_listen(tv, count_call, &n), PULSARC_ERR_CLOSED);
+    /* The view keeps what it read, and no listener runs once close returned. */
+    ck_assert_uint_le(pulsarc_tableview_size(tv), 50);
+    pulsarc_tableview_destroy(tv);
+    ck_assert_int_eq(calls_of(&n), at_close);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+    pthread_mutex_destroy(&n.lock);
+}
+END_TEST
+
 /* ---------- destroy from inside the listener ---------- */
 
 typedef struct self_destroy {
@@ -533,6 +598,7 @@ static Suite *tableview_suite(void) {
     tcase_add_test(tc, test_refresh_sees_a_write_made_just_before);
     tcase_add_test(tc, test_view_of_a_compacted_topic_reads_only_latest_values);
     tcase_add_test(tc, test_compacted_topic_ending_in_a_deletion);
+    tcase_add_test(tc, test_close_from_another_thread_while_updates_flow);
     tcase_add_test(tc, test_destroy_from_inside_the_listener);
     suite_add_tcase(s, tc);
     return s;

@@ -317,7 +317,14 @@ static int id_after(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
 static int reached_locked(const tv_part_t *p, const pulsarc_msgid_t *target) {
     if (target->entry_id < 0)
         return 1; /* an empty partition has nothing to wait for */
-    return p->has_pos && !id_after(target, &p->pos);
+    if (!p->has_pos || id_after(target, &p->pos))
+        return 0;
+    /* A target without a batch index means the whole entry: its last message too. */
+    const pulsarc_msgid_t *at = &p->pos;
+    if (target->batch_index < 0 && at->ledger_id == target->ledger_id &&
+        at->entry_id == target->entry_id && at->batch_index >= 0 && at->batch_size > 0)
+        return at->batch_index >= at->batch_size - 1;
+    return 1;
 }
 
 /* 1: every partition reached its target; 0: not yet; <0: the error that stops the wait. */
@@ -357,6 +364,8 @@ static pulsarc_err_t read_to_end(pulsarc_tableview_t *tv, char *errstr, size_t e
     if (!targets)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
     pulsarc_err_t err = last_ids(tv, targets, errstr, errlen);
+    if (err && closing(tv)) /* the question failed because close took the readers away */
+        err = pc_seterr(errstr, errlen, PULSARC_ERR_CLOSED, "table view is closed");
     pthread_mutex_lock(&tv->lock);
     int done = 0;
     while (!err && (done = caught_up_locked(tv, targets, &err)) == 0)
@@ -499,10 +508,14 @@ typedef struct tv_visit {
     void *opaque;
 } tv_visit_t;
 
+/* Stops once the callback destroyed the view: it asked for no further calls. */
 static int visit(const pc_kv_entry_t *e, void *arg) {
     tv_visit_t *v = arg;
     v->cb(v->tv, e->key, e->value, e->len, v->opaque);
-    return 0;
+    pthread_mutex_lock(&v->tv->lock);
+    int stop = v->tv->destroy_pending;
+    pthread_mutex_unlock(&v->tv->lock);
+    return stop;
 }
 
 /* Under dispatch: nothing changes the map while the callbacks run. */
