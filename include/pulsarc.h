@@ -740,7 +740,7 @@ typedef void (*pulsarc_tableview_cb)(pulsarc_tableview_t *tv, const char *key,
  * (borrowed, may be NULL) is read for reader keys such as
  * "receiverQueueSize"; "readCompacted" is always on and a message listener
  * in conf is ignored. On success *tvp is owned by the caller
- * (pulsarc_tableview_destroy). Not from a callback of this view.
+ * (pulsarc_tableview_destroy).
  */
 PULSARC_API pulsarc_err_t pulsarc_tableview_new(pulsarc_client_t *client, const char *topic,
                                                 const pulsarc_conf_t *conf,
@@ -770,6 +770,7 @@ PULSARC_API pulsarc_err_t pulsarc_tableview_for_each(pulsarc_tableview_t *tv,
  * a reader thread for every update after that, each exactly once
  * (deletions with value NULL). opaque is borrowed until the view is
  * destroyed. Listeners cannot be removed; they stop with the view.
+ * PULSARC_ERR_CLOSED (and cb never called) once the view is closed.
  */
 PULSARC_API pulsarc_err_t pulsarc_tableview_listen(pulsarc_tableview_t *tv,
                                                    pulsarc_tableview_cb cb, void *opaque);
