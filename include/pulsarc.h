@@ -2,7 +2,7 @@
  * pulsarc — an Apache Pulsar client in C that speaks the binary protocol.
  *
  * One header, in sections: Errors, Configuration, Message ids, Messages,
- * Client, Producer, Consumer.
+ * Client, Producer, Consumer, Reader, Table view, Transactions.
  *
  * Conventions
  *  - Every handle is opaque. Every *_new has a matching *_destroy.
@@ -701,6 +701,116 @@ PULSARC_API pulsarc_err_t pulsarc_reader_seek_time(pulsarc_reader_t *reader, uin
 PULSARC_API pulsarc_consumer_t *pulsarc_reader_consumer(pulsarc_reader_t *reader);
 PULSARC_API pulsarc_err_t pulsarc_reader_close(pulsarc_reader_t *reader);
 PULSARC_API void pulsarc_reader_destroy(pulsarc_reader_t *reader);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Table view
+ *
+ * A key -> latest value view of a topic, as the Java client's TableView:
+ * every partition of a partitioned topic is read from the start of its
+ * compacted view (readCompacted) by a reader of its own, and each message
+ * with a partition key (as pulsarc_msg_key gives it: base64 text for a
+ * binary key, as Java's getKey) sets that key to a copy of its payload; a message
+ * with an empty payload or marked null (pulsarc_msg_set_null_value) deletes
+ * the key. Messages without a key are skipped. The partitions are counted
+ * once, at creation.
+ *
+ * Threads: one reader thread per partition applies updates in the
+ * background. Updates, listener calls and pulsarc_tableview_for_each are
+ * serialized: no listener call overlaps another or an iteration, and a
+ * key's updates reach listeners in the order they were written. Inside a
+ * listener or for_each callback every call on the view is allowed except
+ * pulsarc_tableview_refresh (PULSARC_ERR_STATE: the update it would wait
+ * for could not be applied until the callback returns); close and destroy
+ * work there as anywhere (after destroy, make no further call on the view;
+ * its memory is released when the callback returns). The client must
+ * outlive the view: destroy the view first.
+ */
+/**@{*/
+typedef struct pulsarc_tableview_s pulsarc_tableview_t;
+
+/**
+ * Called with one entry of the view. key and value are borrowed for the
+ * call only; value is NULL and len 0 when the key was deleted (listeners
+ * only: for_each never sees deleted keys).
+ */
+typedef void (*pulsarc_tableview_cb)(pulsarc_tableview_t *tv, const char *key,
+                                     const void *value, size_t len, void *opaque);
+
+/**
+ * Creates a view of topic (borrowed) and reads every partition to its end
+ * as of the call (the last message id each partition reports) before
+ * returning; from then on updates are applied in the background. conf
+ * (borrowed, may be NULL) is read for reader keys such as
+ * "receiverQueueSize"; "readCompacted" is always on and a message listener
+ * in conf is ignored. On success *tvp is owned by the caller
+ * (pulsarc_tableview_destroy).
+ */
+PULSARC_API pulsarc_err_t pulsarc_tableview_new(pulsarc_client_t *client, const char *topic,
+                                                const pulsarc_conf_t *conf,
+                                                pulsarc_tableview_t **tvp, char *errstr,
+                                                size_t errlen);
+/**
+ * Copies the value of key (borrowed) into buf (caller-owned, cap bytes; may
+ * be NULL when cap is 0) and sets *len to the value's full length: when
+ * *len > cap only the first cap bytes were copied, call again with a larger
+ * buffer. PULSARC_ERR_NOT_FOUND (and *len 0) when the view has no such key.
+ * Still answers after close, from what was read until then.
+ */
+PULSARC_API pulsarc_err_t pulsarc_tableview_get(pulsarc_tableview_t *tv, const char *key,
+                                                void *buf, size_t cap, size_t *len);
+/** Number of keys in the view (0 for NULL). */
+PULSARC_API size_t pulsarc_tableview_size(pulsarc_tableview_t *tv);
+/**
+ * Calls cb once for every key of the view, on the calling thread, with no
+ * update applied while it runs (updates wait until it returns).
+ * opaque is borrowed and passed through.
+ */
+PULSARC_API pulsarc_err_t pulsarc_tableview_for_each(pulsarc_tableview_t *tv,
+                                                     pulsarc_tableview_cb cb, void *opaque);
+/**
+ * Registers cb as a listener (Java's forEachAndListen): it is called at
+ * once, on the calling thread, for every key already in the view, then on
+ * a reader thread for every update after that, each exactly once
+ * (deletions with value NULL). opaque is borrowed until the view is
+ * destroyed. Listeners cannot be removed; they stop with the view.
+ * PULSARC_ERR_CLOSED (and cb never called) once the view is closed.
+ */
+PULSARC_API pulsarc_err_t pulsarc_tableview_listen(pulsarc_tableview_t *tv,
+                                                   pulsarc_tableview_cb cb, void *opaque);
+/**
+ * Reads every partition to its end as of this call (the last message id
+ * each reports) and returns once all of it is in the view: a value written
+ * before the call is visible to get() afterwards. PULSARC_ERR_STATE from
+ * inside a callback of this view, PULSARC_ERR_CLOSED once closed, or the
+ * error that stopped a partition's reader.
+ */
+PULSARC_API pulsarc_err_t pulsarc_tableview_refresh(pulsarc_tableview_t *tv, char *errstr,
+                                                    size_t errlen);
+/** Counters of one view, as of the call. */
+typedef struct pulsarc_tableview_stats_s {
+    size_t partitions; /**< readers: the topic's partitions, 1 if it has none */
+    size_t keys;       /**< keys in the view (pulsarc_tableview_size) */
+    uint64_t messages; /**< messages read, with a key or without */
+    uint64_t updates;  /**< messages with a key, applied as a set or a deletion */
+} pulsarc_tableview_stats_t;
+/** Copies the view's counters into *stats. */
+PULSARC_API pulsarc_err_t pulsarc_tableview_stats(pulsarc_tableview_t *tv,
+                                                  pulsarc_tableview_stats_t *stats);
+/**
+ * Stops the background updates and closes the readers; the view keeps what
+ * it read (get, size, for_each still work). Blocks until the reader threads
+ * have ended (from inside a callback: every one but the caller's own, which
+ * ends when the callback returns); no listener is called after it returns.
+ * Safe from any thread; idempotent.
+ */
+PULSARC_API pulsarc_err_t pulsarc_tableview_close(pulsarc_tableview_t *tv);
+/**
+ * Closes (if needed) and frees the view, its readers and every value in it.
+ * From inside a callback of this view the memory is released once that
+ * callback returns: make no further call on the view. NULL is a no-op.
+ */
+PULSARC_API void pulsarc_tableview_destroy(pulsarc_tableview_t *tv);
 /**@}*/
 
 /* ======================================================================== */

@@ -227,6 +227,7 @@ int cli_cmd_read(int argc, char **argv);
 int cli_cmd_perf(int argc, char **argv);
 int cli_cmd_admin(int argc, char **argv);
 int cli_cmd_table(int argc, char **argv);
+int cli_cmd_tableview(int argc, char **argv);
 /* The connection flags every verb takes, for the global help. */
 extern const cli_opt_t cli_conn_opts[];
 

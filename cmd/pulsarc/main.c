@@ -24,6 +24,7 @@ static const verb_t verbs[] = {
     {"read", cli_cmd_read, "read a topic from a message id, earliest or latest (no subscription kept)"},
     {"perf", cli_cmd_perf, "load generators: perf produce, perf consume (rates, latency histogram)"},
     {"table", cli_cmd_table, "SQL table options: table write (stdin rows), table read (JSON rows)"},
+    {"tableview", cli_cmd_tableview, "the latest value of every key of a topic (compacted view), sorted"},
     {"admin", cli_cmd_admin, "topics, subscriptions, tenants, namespaces over the HTTP admin API"},
 };
 

@@ -44,7 +44,7 @@ err() { cat "$work/$1.err"; }
 # --- help ------------------------------------------------------------------
 run help "$CLI" --help
 check "--help exits 0" test "$rc" = 0
-for v in produce consume read perf admin table; do
+for v in produce consume read perf admin table tableview; do
     check "--help lists $v" grep -q "^  $v " "$work/help.out"
 done
 check "--help documents the precedence" grep -q "environment: PULSAR_SERVICE_URL" "$work/help.out"
@@ -72,6 +72,7 @@ usage_error "missing value" "--subscription needs a value" consume t --subscript
 usage_error "bad format" "--format 'yaml'" consume t -s s -o yaml
 usage_error "bad start id" "--start-message-id 'soon'" read t -m soon
 usage_error "missing subscription" "missing --subscription" consume t
+usage_error "tableview takes raw or json only" "--format 'hex'" tableview t -o hex
 usage_error "missing topic" "missing TOPIC" produce -m x
 usage_error "bad enum through a flag" "-t Sometimes: subscriptionType" consume t -s s -t Sometimes
 usage_error "unknown key through --conf" "-C nosuchKey=1: unknown configuration key" produce t -m x -C nosuchKey=1
@@ -124,6 +125,19 @@ check "read --inclusive starts at the id" diff -q <(printf 'msg-4\nmsg-5\n') "$w
 run readl "$CLI" read "$T1" -m latest -n 0 -e
 check "read from latest with --until-end stops at once" \
     bash -c "[[ $rc == 0 ]] && [[ ! -s '$work/readl.out' ]]"
+
+# --- tableview -----------------------------------------------------------------
+T7=$(topic tv)
+for kv in b=one a=two b=three c=four c=; do # c= : an empty value deletes c
+    "$CLI" produce "$T7" -k "${kv%%=*}" -m "${kv#*=}" -q 2>>"$work/tvp.err"
+done
+run tv "$CLI" tableview "$T7"
+check "tableview prints the latest value of each key, sorted, deleted keys left out" \
+    bash -c "[[ $rc == 0 ]] && diff -q <(printf 'a\ttwo\nb\tthree\n') '$work/tv.out'"
+check "tableview counts the keys on stderr" grep -q "2 key(s)" "$work/tv.err"
+run tvj "$CLI" tableview "$T7" -o json
+check "tableview -o json" \
+    diff -q <(printf '{"key":"a","value":"two"}\n{"key":"b","value":"three"}\n') "$work/tvj.out"
 
 # --- stdin, files, binary payloads ---------------------------------------------
 T2=$(topic src)

@@ -69,6 +69,9 @@ static const char *const COVERED[] = {
     "pulsarc_consumer_destroy", "pulsarc_reader_new", "pulsarc_reader_read",
     "pulsarc_reader_has_message_available", "pulsarc_reader_seek", "pulsarc_reader_seek_time",
     "pulsarc_reader_consumer", "pulsarc_reader_close", "pulsarc_reader_destroy",
+    "pulsarc_tableview_new", "pulsarc_tableview_get", "pulsarc_tableview_size",
+    "pulsarc_tableview_for_each", "pulsarc_tableview_listen", "pulsarc_tableview_refresh",
+    "pulsarc_tableview_stats", "pulsarc_tableview_close", "pulsarc_tableview_destroy",
     /* NULL arguments of these are checked beside their other tests: */
     "pulsarc_msgid_serialize", "pulsarc_msgid_deserialize",          /* test_msgid_wire.c */
     "pulsarc_txn_new", "pulsarc_txn_commit", "pulsarc_txn_abort", "pulsarc_txn_destroy",
@@ -510,6 +513,35 @@ START_TEST(test_reader) {
 }
 END_TEST
 
+/* Live views are covered by test/integration/test_tableview.c. */
+static void tv_cb(pulsarc_tableview_t *tv, const char *key, const void *value, size_t len,
+                  void *opaque) {
+    (void)tv, (void)key, (void)value, (void)len, (void)opaque;
+}
+
+START_TEST(test_tableview) {
+    pulsarc_tableview_t *tv = NULL;
+    ERR(pulsarc_tableview_new(NULL, "t", NULL, &tv, EB));
+    ck_assert_ptr_null(tv);
+    char buf[8];
+    size_t len = 0;
+    ERR(pulsarc_tableview_get(NULL, "k", buf, sizeof buf, &len));
+    ck_assert_uint_eq(pulsarc_tableview_size(NULL), 0);
+    ERR(pulsarc_tableview_for_each(NULL, tv_cb, NULL));
+    ERR(pulsarc_tableview_listen(NULL, tv_cb, NULL));
+    ERR(pulsarc_tableview_refresh(NULL, EB));
+    pulsarc_tableview_stats_t st;
+    ERR(pulsarc_tableview_stats(NULL, &st));
+    ERR(pulsarc_tableview_close(NULL));
+    pulsarc_tableview_destroy(NULL);
+    fb_up();
+    ERR(pulsarc_tableview_new(client, NULL, NULL, &tv, EB));
+    ERR(pulsarc_tableview_new(client, "", NULL, &tv, EB));
+    ERR(pulsarc_tableview_new(client, "t", NULL, NULL, EB));
+    fb_down();
+}
+END_TEST
+
 #ifdef PULSARC_WITH_CURL
 START_TEST(test_admin) {
     pulsarc_admin_t *a = NULL;
@@ -591,6 +623,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_producer);
     tcase_add_test(tc, test_consumer);
     tcase_add_test(tc, test_reader);
+    tcase_add_test(tc, test_tableview);
 #ifdef PULSARC_WITH_CURL
     tcase_add_test(tc, test_admin);
 #endif
