@@ -358,7 +358,7 @@ tsan-run: $(UNIT_BINS) $(addprefix $(BUILD)/test/integration/,$(TSAN_LIVE))
 # proxy cuts (dedup off and on) and 10 broker stop/starts (SIGTERM, SIGKILL);
 # 10,000 client/producer/consumer create-close cycles with traffic; a
 # consumer's flow permits across 2 broker restarts.
-LONG_LIVE := test_faults test_broker_churn test_peer_cycles test_peer_resume
+LONG_LIVE := test_faults test_broker_churn test_peer_cycles test_peer_resume test_peer_lookups
 .PHONY: long
 long: $(addprefix $(BUILD)/test/integration/,$(LONG_LIVE))
 	@$(BROKER) env PULSARC_LONG=1 bash test/run-tests.sh $^

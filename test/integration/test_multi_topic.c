@@ -101,6 +101,42 @@ START_TEST(test_partitioned_topic_behind_one_handle) {
 }
 END_TEST
 
+/*
+ * The partitions are subscribed together: when some are refused (another
+ * handle holds the Exclusive subscription on two of four), creation fails
+ * with the broker's answer, the partitions that did subscribe are closed
+ * again, and the holder is untouched.
+ */
+START_TEST(test_partition_refused_fails_the_whole_handle) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("parts-busy");
+    make_partitioned(topic, 4, "PUT");
+    char name[512];
+    pulsarc_consumer_t *holders[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(name, sizeof name, "%s-partition-%d", topic, i * 2);
+        holders[i] = subscribe(c, name, NULL);
+    }
+    pulsarc_conf_t *conf = pct_conf(NULL);
+    pulsarc_consumer_t *cons = NULL;
+    char err[256] = "";
+    pulsarc_err_t e = pulsarc_consumer_new(c, topic, "multi", conf, &cons, err, sizeof err);
+    pulsarc_conf_destroy(conf);
+    ck_assert_msg(e == PULSARC_ERR_BROKER_CONSUMER_BUSY, "creation said %s: %s", pulsarc_errname(e), err);
+    ck_assert_ptr_null(cons);
+    snprintf(name, sizeof name, "%s-partition-1", topic);
+    pulsarc_consumer_t *free_part = subscribe(c, name, NULL); /* closed again: free to take */
+    send_n(c, name, "q", 3);
+    ck_assert_int_eq(drain(free_part, "q-", 1500, NULL), 3);
+    pulsarc_consumer_destroy(free_part);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(pulsarc_consumer_is_connected(holders[i]), 1);
+        pulsarc_consumer_destroy(holders[i]);
+    }
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 START_TEST(test_list_of_topics) {
     pulsarc_client_t *c = pct_client();
     char a[256], b[256];
@@ -186,6 +222,7 @@ static Suite *multi_suite(void) {
     TCase *tc = tcase_create("multi");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_partitioned_topic_behind_one_handle);
+    tcase_add_test(tc, test_partition_refused_fails_the_whole_handle);
     tcase_add_test(tc, test_list_of_topics);
     tcase_add_test(tc, test_regex_subscription_and_discovery);
     tcase_add_test(tc, test_new_partitions_are_discovered);

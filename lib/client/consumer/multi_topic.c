@@ -113,8 +113,9 @@ static int add_to_parent(pc_multi_t *p, pc_single_t *c) {
     return ok ? 0 : -1;
 }
 
-/* Creates a child on topic; with wait, subscribes before returning. */
-static pulsarc_err_t add_child(pc_multi_t *p, const char *topic, int wait, char *e, size_t el) {
+/* A child on topic, in the parent's list, not yet subscribed. */
+static pulsarc_err_t prepare_child(pc_multi_t *p, const char *topic, pc_single_t **cp, char *e,
+                                   size_t el) {
     pc_single_t *c;
     pulsarc_err_t err = pc_single_prepare(p->base.client, topic, p->base.sub, p->conf_copy, &c, e, el);
     if (err)
@@ -127,6 +128,16 @@ static pulsarc_err_t add_child(pc_multi_t *p, const char *topic, int wait, char 
         return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
     }
     seen_add(&p->disc, c->base.topic.full);
+    *cp = c;
+    return PULSARC_OK;
+}
+
+/* Creates a child on topic; with wait, subscribes before returning. */
+static pulsarc_err_t add_child(pc_multi_t *p, const char *topic, int wait, char *e, size_t el) {
+    pc_single_t *c;
+    pulsarc_err_t err = prepare_child(p, topic, &c, e, el);
+    if (err)
+        return err;
     if (!wait) {
         pc_single_start_async(c);
         return PULSARC_OK;
@@ -134,18 +145,30 @@ static pulsarc_err_t add_child(pc_multi_t *p, const char *topic, int wait, char 
     return pc_single_start(c, 0, e, el);
 }
 
-/* Children for topic: one per partition, or one for a plain topic. */
+/*
+ * Children for topic: one per partition, subscribed together, or one for a
+ * plain topic. Children prepared before a failure are started anyway, so
+ * the caller's close finds every child in a state it can close.
+ */
 static pulsarc_err_t add_topic(pc_multi_t *p, const char *topic, int parts, char *e, size_t el) {
     if (parts <= 0)
         return add_child(p, topic, 1, e, el);
-    for (int i = 0; i < parts; i++) {
+    pc_single_t **kids = calloc((size_t)parts, sizeof *kids);
+    if (!kids)
+        return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
+    pulsarc_err_t err = PULSARC_OK;
+    int n = 0;
+    while (n < parts && !err) {
         char name[PC_TOPIC_MAX + 32];
-        snprintf(name, sizeof name, "%s-partition-%d", topic, i);
-        pulsarc_err_t err = add_child(p, name, 1, e, el);
-        if (err)
-            return err;
+        snprintf(name, sizeof name, "%s-partition-%d", topic, n);
+        if (!(err = prepare_child(p, name, &kids[n], e, el)))
+            n++;
     }
-    return PULSARC_OK;
+    char started_err[256];
+    pulsarc_err_t serr = pc_single_start_all(kids, (size_t)n, err ? started_err : e,
+                                             err ? sizeof started_err : el);
+    free(kids);
+    return err ? err : serr;
 }
 
 /* ---------- routing ---------- */

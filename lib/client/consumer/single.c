@@ -529,6 +529,49 @@ pulsarc_err_t pc_single_start(pc_single_t *c, int own_handle, char *errstr, size
     return err;
 }
 
+/* After a failed subscribe: nothing to close on the broker (the loop set PC_H_CLOSED). */
+static void mark_never_subscribed(pc_single_t *c) {
+    pthread_mutex_lock(&c->base.lock);
+    if (c->subscribes == 0)
+        c->base.closed = c->base.closing = 1;
+    pthread_mutex_unlock(&c->base.lock);
+}
+
+/*
+ * One op of n parts, each member's subscribe completing one: the requests
+ * overlap, so n partitions cost about one round of lookups and subscribes
+ * rather than n in a row.
+ */
+pulsarc_err_t pc_single_start_all(pc_single_t **kids, size_t n, char *errstr, size_t errlen) {
+    if (n == 0)
+        return PULSARC_OK;
+    pc_op_t op;
+    pc_op_init(&op);
+    pc_op_add(&op, (int)n - 1);
+    size_t posted = 0;
+    for (; posted < n; posted++) {
+        pc_single_t *c = kids[posted];
+        c->create_waiter = &op;
+        pc_consumer_ref(&c->base);
+        if (pc_client_post(c->base.client, do_start, c) != PULSARC_OK) {
+            c->create_waiter = NULL;
+            pc_consumer_unref(&c->base);
+            break;
+        }
+    }
+    for (size_t i = posted; i < n; i++)
+        pc_op_done(&op, PULSARC_ERR_CLOSED, "client is closed");
+    pulsarc_err_t err = pc_op_wait(&op, errstr, errlen);
+    pc_op_destroy(&op);
+    for (size_t i = 0; i < n; i++) {
+        if (err)
+            mark_never_subscribed(kids[i]);
+        if (i < posted)
+            pc_consumer_unref(&kids[i]->base);
+    }
+    return err;
+}
+
 /* Allocates and configures a consumer without subscribing (readers add to it). */
 pulsarc_err_t pc_single_prepare(pulsarc_client_t *cl, const char *topic, const char *sub,
                                 const pulsarc_conf_t *conf, pc_single_t **cp, char *errstr,

@@ -86,6 +86,13 @@ pulsarc_err_t pc_single_prepare(pulsarc_client_t *cl, const char *topic, const c
                                 size_t errlen);
 /* Subscribes and waits; registers with the client unless it delivers into another queue. */
 pulsarc_err_t pc_single_start(pc_single_t *s, int own_handle, char *errstr, size_t errlen);
+/*
+ * Subscribes the n members of a multi-topic consumer (none registered with
+ * the client) all at once and waits until each has answered: the first
+ * error, or OK. Members that failed are marked closed, as pc_single_start
+ * marks its own. Any thread but the loop's.
+ */
+pulsarc_err_t pc_single_start_all(pc_single_t **members, size_t n, char *errstr, size_t errlen);
 /* Loop thread: subscribes without anyone waiting (children found by discovery). */
 void pc_single_start_async(pc_single_t *s);
 
