@@ -186,7 +186,13 @@ PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_config(pulsarc_sink_builder_t
  * opens a sink: a client, the partition lists of the topics, and — for a
  * restore — the transactions of state (a blob from pulsarc_sink_checkpoint,
  * borrowed; NULL for a fresh start) committed or aborted before this
- * returns. A corrupt blob fails with PULSARC_ERR_CHECKSUM or
+ * returns. A transaction to commit that the coordinator no longer knows is
+ * not taken as committed: the admin API (pulsar.admin.adminUrl) is asked
+ * whether any partition the sink writes recorded it as aborted (the build
+ * then fails naming the transaction and the partition: its messages are
+ * lost) or still open; if none did, it committed before the crash and is
+ * counted in txn_found_committed. When the admin API cannot answer, the
+ * build fails saying so. A corrupt blob fails with PULSARC_ERR_CHECKSUM or
  * PULSARC_ERR_MALFORMED. On success *sinkp is owned by the caller.
  */
 PULSARC_API pulsarc_err_t pulsarc_sink_builder_build(const pulsarc_sink_builder_t *b,
@@ -252,6 +258,9 @@ typedef struct pulsarc_sink_stats_s {
     size_t producers;      /**< producers open */
     uint64_t txn_committed; /**< EXACTLY_ONCE transactions committed */
     uint64_t txn_aborted;   /**< EXACTLY_ONCE transactions aborted */
+    uint64_t txn_found_committed; /**< restored "commit" transactions the coordinator had
+                                       forgotten and no partition recorded as aborted or
+                                       open: committed before the restore */
 } pulsarc_sink_stats_t;
 PULSARC_API pulsarc_err_t pulsarc_sink_stats(pulsarc_sink_t *sink, pulsarc_sink_stats_t *out);
 

@@ -445,7 +445,8 @@ pulsarc_err_t pulsarc_sink_stats(pulsarc_sink_t *sk, pulsarc_sink_stats_t *out) 
         return PULSARC_ERR_INVALID_ARG;
     pthread_mutex_lock(&sk->lock);
     *out = (pulsarc_sink_stats_t){sk->written, sk->acked, sk->failed, sk->pending,
-                                  sk->routes.n, sk->nprods, sk->txn_committed, sk->txn_aborted};
+                                  sk->routes.n, sk->nprods, sk->txn_committed, sk->txn_aborted,
+                                  sk->txn_found_committed};
     pthread_mutex_unlock(&sk->lock);
     return PULSARC_OK;
 }

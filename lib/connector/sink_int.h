@@ -94,6 +94,7 @@ struct pulsarc_sink_s {
     pc_sink_txn_t **committing;
     size_t ncommitting;
     uint64_t txn_committed, txn_aborted;
+    uint64_t txn_found_committed; /* restore: forgotten by the coordinator, no abort recorded */
     int closed;
 };
 

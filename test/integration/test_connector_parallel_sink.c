@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pulsarc/admin.h"
 #include "pulsarc/sink.h"
 #include "testutil.h"
 
@@ -34,7 +35,8 @@ static pulsarc_err_t ser(void *opaque, const void *element, pulsarc_msg_t *m) {
     return pulsarc_msg_set_payload(m, text, strlen(text), PULSARC_MSG_F_COPY);
 }
 
-static pulsarc_sink_builder_t *writer_builder(const char *topic, int index, int count) {
+static pulsarc_sink_builder_t *writer_builder_timeout(const char *topic, int index, int count,
+                                                      const char *txn_timeout_ms) {
     pulsarc_sink_builder_t *b = pulsarc_sink_builder_new();
     const char *topics[] = {topic};
     char err[256];
@@ -43,13 +45,17 @@ static pulsarc_sink_builder_t *writer_builder(const char *topic, int index, int 
     ck_assert_int_eq(pulsarc_sink_builder_set_admin_url(b, pct_admin_url()), PULSARC_OK);
     ck_assert_int_eq(pulsarc_sink_builder_set_serializer(b, ser, NULL), PULSARC_OK);
     const char *kv[] = {"pulsar.sink.deliveryGuarantee", "exactly-once",
-                        "pulsar.sink.transactionTimeoutMillis", "120000", NULL};
+                        "pulsar.sink.transactionTimeoutMillis", txn_timeout_ms, NULL};
     for (size_t i = 0; kv[i]; i += 2)
         ck_assert_msg(pulsarc_sink_builder_set_config(b, kv[i], kv[i + 1], err, sizeof err) ==
                           PULSARC_OK, "%s", err);
     ck_assert_msg(pulsarc_sink_builder_set_writer(b, index, count, err, sizeof err) == PULSARC_OK,
                   "%s", err);
     return b;
+}
+
+static pulsarc_sink_builder_t *writer_builder(const char *topic, int index, int count) {
+    return writer_builder_timeout(topic, index, count, "120000");
 }
 
 static pulsarc_sink_t *open_writer(const char *topic, int index, int count, const void *blob,
@@ -198,21 +204,25 @@ START_TEST(test_four_writers_crash_before_commit_restored_into_two) {
     size_t mlen = 0;
     ck_assert_msg(pulsarc_sink_state_merge((const void *const *)blobs, lens, WRITERS, &merged,
                                            &mlen, err, sizeof err) == PULSARC_OK, "%s", err);
-    uint64_t committed = 0, aborted = 0;
+    uint64_t committed = 0, aborted = 0, found = 0;
     for (int i = 0; i < 2; i++) {
         pulsarc_sink_t *r = open_writer(t, i, 2, merged, mlen);
         pulsarc_sink_stats_t st;
         ck_assert_int_eq(pulsarc_sink_stats(r, &st), PULSARC_OK);
         committed += st.txn_committed;
         aborted += st.txn_aborted;
+        found += st.txn_found_committed;
         ck_assert_msg(pulsarc_sink_close(r, err, sizeof err) == PULSARC_OK, "%s", err);
         pulsarc_sink_destroy(r);
     }
     pulsarc_client_t *c = pct_client();
     pulsarc_consumer_t *cons = committed_reader(c, t);
-    fprintf(stderr, "[parallel-sink] restored into 2 writers: %llu committed, %llu aborted\n",
-            (unsigned long long)committed, (unsigned long long)aborted);
-    ck_assert_uint_ge(committed, WRITERS - 1); /* writer 0's was committed before the crash */
+    fprintf(stderr, "[parallel-sink] restored into 2 writers: %llu committed, %llu aborted, "
+            "%llu found committed\n", (unsigned long long)committed, (unsigned long long)aborted,
+            (unsigned long long)found);
+    /* writer 0's was committed before the crash: the coordinator forgot it, the check found it committed */
+    ck_assert_uint_eq(committed, WRITERS - 1);
+    ck_assert_uint_eq(found, 1);
     /* each blob names two to abort: epoch 3's (holding the lost writes) and epoch 4's (reserved) */
     ck_assert_uint_eq(aborted, 2 * WRITERS);
     unsigned char *seen = calloc(MAX_RECORD, 1);
@@ -230,6 +240,61 @@ START_TEST(test_four_writers_crash_before_commit_restored_into_two) {
         free(blobs[i]);
     pulsarc_consumer_destroy(cons);
     pulsarc_client_destroy(c);
+}
+END_TEST
+
+/* The first "commit" transaction a sink state names (the documented little-endian layout). */
+static void first_commit_txn(const uint8_t *b, size_t len, uint64_t *most, uint64_t *least) {
+    ck_assert_uint_ge(len, 20 + 25 + 4);
+    uint64_t v[2] = {0, 0};
+    for (int f = 0; f < 2; f++)
+        for (int i = 7; i >= 0; i--)
+            v[f] = v[f] << 8 | b[20 + 8 + 8 * f + i];
+    ck_assert_int_eq(b[20 + 24], 1); /* fate: commit */
+    *most = v[0];
+    *least = v[1];
+}
+
+/*
+ * A checkpointed transaction outlives its timeout before the restore: the
+ * coordinator aborts and forgets it. The restore must not take it as
+ * committed: it fails naming the abort.
+ */
+START_TEST(test_forgotten_aborted_transaction_is_reported) {
+    const char *t = pct_topic("par-sink-lost");
+    pct_create_partitioned(t, 2);
+    pulsarc_sink_builder_t *b = writer_builder_timeout(t, 0, 1, "2000");
+    pulsarc_sink_t *w = NULL;
+    char err[512];
+    ck_assert_msg(pulsarc_sink_builder_build(b, NULL, 0, &w, err, sizeof err) == PULSARC_OK, "%s",
+                  err);
+    write_epoch(w, 1, 0);
+    size_t len;
+    uint8_t *blob = checkpoint(w, 1, &len);
+    pulsarc_sink_destroy(w); /* a crash before completion: the transaction stays open */
+    uint64_t most, least;
+    first_commit_txn(blob, len, &most, &least);
+    pulsarc_admin_t *a = NULL;
+    ck_assert_msg(pulsarc_admin_new(NULL, &a, err, sizeof err) == PULSARC_OK, "%s", err);
+    char part0[512];
+    snprintf(part0, sizeof part0, "%s-partition-0", t);
+    int aborted = 0, ongoing = 1;
+    for (int i = 0; i < 600 && !aborted; i++) { /* the coordinator's timeout (hang bound 60 s) */
+        ck_assert_msg(pulsarc_admin_txn_in_buffer(a, part0, most, least, &aborted, &ongoing, err,
+                                                  sizeof err) == PULSARC_OK, "%s", err);
+        if (!aborted)
+            usleep(100 * 1000);
+    }
+    ck_assert_msg(aborted, "the transaction did not time out");
+    pulsarc_admin_destroy(a);
+    pulsarc_sink_t *r = NULL;
+    pulsarc_err_t e = pulsarc_sink_builder_build(b, blob, len, &r, err, sizeof err);
+    fprintf(stderr, "[parallel-sink] restore of a timed-out transaction: %s: %s\n",
+            pulsarc_errname(e), err);
+    ck_assert_int_ne(e, PULSARC_OK);
+    ck_assert_msg(strstr(err, "abort") != NULL, "%s", err);
+    pulsarc_sink_builder_destroy(b);
+    free(blob);
 }
 END_TEST
 
@@ -252,6 +317,7 @@ static Suite *parallel_sink_suite(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_writer_index_out_of_range);
     tcase_add_test(tc, test_four_writers_crash_before_commit_restored_into_two);
+    tcase_add_test(tc, test_forgotten_aborted_transaction_is_reported);
     suite_add_tcase(s, tc);
     return s;
 }
