@@ -115,7 +115,7 @@ static pulsarc_err_t with_retries(pulsarc_sink_t *sk, uint64_t most, uint64_t le
 /* What one partition recorded: 0 nothing (committed, or never written there). */
 static pulsarc_err_t partition_verdict(pulsarc_admin_t *a, const char *part,
                                        const pc_sink_txn_ref_t *r, const char **verdict,
-                                       char *errstr, size_t errlen) {
+                                       size_t *answered, char *errstr, size_t errlen) {
     int aborted = 0, ongoing = 0;
     char why[384] = "";
     pulsarc_err_t err = pulsarc_admin_txn_in_buffer(a, part, r->most, r->least, &aborted,
@@ -124,9 +124,11 @@ static pulsarc_err_t partition_verdict(pulsarc_admin_t *a, const char *part,
              : ongoing ? "is still open there although the coordinator no longer knows it"
                        : NULL;
     if (err == PULSARC_ERR_NOT_FOUND)
-        return PULSARC_OK; /* the partition is gone: nothing of it to read either */
+        return PULSARC_OK; /* never written (created on first use): the transaction was not here */
     if (err)
         pc_seterr(errstr, errlen, err, "%s", why);
+    else
+        (*answered)++;
     return err;
 }
 
@@ -150,12 +152,16 @@ static pulsarc_err_t check_forgotten(pulsarc_sink_t *sk, const pc_sink_txn_ref_t
     pulsarc_admin_t *a = NULL;
     char why[448] = "";
     const char *verdict = NULL, *where = NULL;
+    size_t answered = 0;
     pulsarc_err_t err = admin_for(sk, &a, why, sizeof why);
     for (size_t i = 0; !err && !verdict && i < sk->routes.n; i++) {
         where = sk->routes.names[i];
-        err = partition_verdict(a, where, r, &verdict, why, sizeof why);
+        err = partition_verdict(a, where, r, &verdict, &answered, why, sizeof why);
     }
     pulsarc_admin_destroy(a);
+    if (!err && !answered)
+        err = pc_seterr(why, sizeof why, PULSARC_ERR_NOT_FOUND,
+                        "none of the sink's %zu partitions exists", sk->routes.n);
     if (err)
         return pc_seterr(errstr, errlen, err,
                          "sink restore: transaction (%llu,%llu) of checkpoint %llu is unknown to "
