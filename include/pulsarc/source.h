@@ -269,7 +269,10 @@ PULSARC_API pulsarc_err_t pulsarc_source_checkpoint_merge(const void *const *blo
                                                           const size_t *lens, size_t n,
                                                           void **out, size_t *out_len,
                                                           char *errstr, size_t errlen);
-/** 1 when every split has finished. */
+/** 1 when every split has finished. A parallel reader that owns no split
+ * yet is not finished while it is unbounded (stop cursor never) and
+ * partition discovery is on: fetch then waits for discovery (up to
+ * maxFetchTime) and returns empty batches. */
 PULSARC_API int pulsarc_source_is_finished(const pulsarc_source_t *src);
 
 /** Per-split figures (pulsar.source.enableMetrics). */

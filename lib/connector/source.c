@@ -511,6 +511,10 @@ pulsarc_err_t pulsarc_source_new(pulsarc_client_t *client, const pulsarc_source_
 }
 
 int pulsarc_source_is_finished(const pulsarc_source_t *src) {
+    /* a reader with no split yet, unbounded, may still be given one by discovery */
+    if (src && src->nsplits == 0 && src->conf.discovery_ms > 0 &&
+        src->conf.stop.kind == PULSARC_STOP_NEVER)
+        return 0;
     for (size_t i = 0; src && i < src->nsplits; i++)
         if (!src->splits[i]->finished)
             return 0;

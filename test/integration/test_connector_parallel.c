@@ -3,7 +3,8 @@
  * "Parallel readers"): N sources on one subscription, each told its index,
  * read every message exactly once between them; their checkpoints, merged,
  * restore into more or fewer readers with nothing lost or repeated; a
- * partition added while they run is read by exactly one of them; Shared and
+ * partition added while they run is read by exactly one of them (also when
+ * that reader owned no split before); Shared and
  * Key_Shared readers share the subscription (Key_Shared keeps each key's
  * order); bad reader indexes and checkpoints of another reader, another
  * topic set or a newer format are refused with errors naming the problem.
@@ -324,6 +325,16 @@ START_TEST(test_added_partition_read_by_exactly_one_reader) {
         rs[i].total = &total;
         rs[i].total_want = MSGS;
     }
+    /* Partitions 0 and 1 went to two readers; the owner of the coming partition 2
+     * has none yet, and must wait for discovery instead of ending. */
+    int owner = pulsarc_source_split_owner(t, 2, N);
+    ck_assert(owner >= 0 && owner < N);
+    ck_assert_uint_eq(pulsarc_source_split_count(rs[owner].src), 0);
+    ck_assert_int_eq(pulsarc_source_is_finished(rs[owner].src), 0);
+    pulsarc_msg_t *none[4];
+    size_t got = 9;
+    ck_assert_int_eq(pulsarc_source_fetch(rs[owner].src, none, 4, &got), PULSARC_OK);
+    ck_assert_uint_eq(got, 0);
     char path[512];
     snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/partitions", t);
     int code = pct_admin("POST", path, "3");
@@ -333,8 +344,6 @@ START_TEST(test_added_partition_read_by_exactly_one_reader) {
     pulsarc_producer_t *p = producer(c, part2, 0);
     send_range(p, 0, MSGS, 0);
     run_all(rs, N);
-    int owner = pulsarc_source_split_owner(t, 2, N);
-    ck_assert(owner >= 0 && owner < N);
     size_t splits = 0;
     for (int i = 0; i < N; i++) {
         splits += pulsarc_source_split_count(rs[i].src);
