@@ -398,11 +398,12 @@ void pc_sink_txn_close(pulsarc_sink_t *sk) {
     abort_slot(sk, &sk->open_txn);
     abort_slot(sk, &sk->next_txn);
     /* Committing transactions must stay open for a restored sink, and
-     * pulsarc_txn_destroy() would abort them: their handles are left to
-     * the client's teardown until the API can release a handle without
-     * ending its transaction (see end_by_id). */
-    for (size_t i = 0; i < sk->ncommitting; i++)
+     * pulsarc_txn_destroy() would abort them: release frees the handle
+     * and leaves the transaction to the restore. */
+    for (size_t i = 0; i < sk->ncommitting; i++) {
+        pulsarc_txn_release(sk->committing[i]->txn);
         free(sk->committing[i]);
+    }
     free(sk->committing);
     sk->committing = NULL;
     sk->ncommitting = 0;
