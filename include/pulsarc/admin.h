@@ -190,6 +190,16 @@ typedef struct pulsarc_admin_topic_stats_s {
 PULSARC_API pulsarc_err_t pulsarc_admin_topic_stats(pulsarc_admin_t *admin, const char *topic,
                                                     pulsarc_admin_topic_stats_t **stats,
                                                     char *errstr, size_t errlen);
+/**
+ * What topic (one partition; borrowed) knows of transaction (most, least):
+ * *aborted = 1 when it recorded the transaction as aborted, *ongoing = 1
+ * when the transaction is still open on it. Both 0: it committed, or never
+ * wrote to this topic. PULSARC_ERR_NOT_FOUND when the topic does not exist.
+ */
+PULSARC_API pulsarc_err_t pulsarc_admin_txn_in_buffer(pulsarc_admin_t *admin, const char *topic,
+                                                      uint64_t most, uint64_t least,
+                                                      int *aborted, int *ongoing, char *errstr,
+                                                      size_t errlen);
 /** Frees stats. NULL is a no-op. */
 PULSARC_API void pulsarc_admin_topic_stats_free(pulsarc_admin_topic_stats_t *stats);
 /**

@@ -374,7 +374,8 @@ PULSARC_API pulsarc_table_routing_t pulsarc_table_routing_mode(const pulsarc_tab
 PULSARC_API const char *pulsarc_table_custom_router(const pulsarc_table_t *table);
 /** sink.message-delay-interval in ms (0: no delay). */
 PULSARC_API int64_t pulsarc_table_message_delay_ms(const pulsarc_table_t *table);
-/** sink.parallelism, 0 when unset (accepted, not applied by pulsarc). */
+/** sink.parallelism, 0 when unset: how many sink writers the application runs
+ * (writer i of N: pulsarc_sink_builder_set_writer); pulsarc starts none itself. */
 PULSARC_API int pulsarc_table_sink_parallelism(const pulsarc_table_t *table);
 /** "raw" or "json"; the key format is NULL without key fields. Borrowed. */
 PULSARC_API const char *pulsarc_table_value_format(const pulsarc_table_t *table);

@@ -132,6 +132,21 @@ PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_delivery_guarantee(
  */
 PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_producer_name(pulsarc_sink_builder_t *b,
                                                                  const char *name);
+/**
+ * Makes the sink writer index of count parallel writers (Flink's
+ * sink.parallelism; default 0 of 1). Each writer is a sink of its own,
+ * driven by its own thread or process, with its own client, producers and,
+ * for EXACTLY_ONCE, one transaction per checkpoint. Its checkpoint blob
+ * says "writer index of count" and names only its transactions: it
+ * restores into the same writer, or, merged with the others' by
+ * pulsarc_sink_state_merge(), into every writer of any count, writer i of
+ * M settling the k-th transaction of the merged blob when k mod M == i, so
+ * each is committed or aborted exactly once. index outside 0..count-1 or
+ * count outside 1..4096 → PULSARC_ERR_BAD_CONFIG naming the value.
+ */
+PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_writer(pulsarc_sink_builder_t *b,
+                                                         int64_t index, int64_t count,
+                                                         char *errstr, size_t errlen);
 /** Delivery at write time + delay_ms (0: at once, the default). */
 PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_delay(pulsarc_sink_builder_t *b,
                                                          uint64_t delay_ms);
@@ -171,7 +186,13 @@ PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_config(pulsarc_sink_builder_t
  * opens a sink: a client, the partition lists of the topics, and — for a
  * restore — the transactions of state (a blob from pulsarc_sink_checkpoint,
  * borrowed; NULL for a fresh start) committed or aborted before this
- * returns. A corrupt blob fails with PULSARC_ERR_CHECKSUM or
+ * returns. A transaction to commit that the coordinator no longer knows is
+ * not taken as committed: the admin API (pulsar.admin.adminUrl) is asked
+ * whether any partition the sink writes recorded it as aborted (the build
+ * then fails naming the transaction and the partition: its messages are
+ * lost) or still open; if none did, it committed before the crash and is
+ * counted in txn_found_committed. When the admin API cannot answer, the
+ * build fails saying so. A corrupt blob fails with PULSARC_ERR_CHECKSUM or
  * PULSARC_ERR_MALFORMED. On success *sinkp is owned by the caller.
  */
 PULSARC_API pulsarc_err_t pulsarc_sink_builder_build(const pulsarc_sink_builder_t *b,
@@ -214,6 +235,19 @@ PULSARC_API pulsarc_err_t pulsarc_sink_checkpoint_complete(pulsarc_sink_t *sink,
                                                            uint64_t checkpoint_id,
                                                            char *errstr, size_t errlen);
 
+/**
+ * Merges the checkpoint blobs of writers 0..n-1 of one run of n parallel
+ * writers (blobs[i] of lens[i] bytes, borrowed, any order, all of the same
+ * checkpoint) into one (*out, malloc'd, free with free()) that every writer
+ * of any count restores from (all M of them must: each settles its share).
+ * PULSARC_ERR_INVALID_ARG with errstr naming the problem: a writer missing
+ * or given twice, blobs of different writer counts, checkpoints or
+ * guarantees; a corrupt blob gives its own error naming which one.
+ */
+PULSARC_API pulsarc_err_t pulsarc_sink_state_merge(const void *const *blobs, const size_t *lens,
+                                                   size_t n, void **out, size_t *out_len,
+                                                   char *errstr, size_t errlen);
+
 /** Counters since the sink opened. */
 typedef struct pulsarc_sink_stats_s {
     uint64_t written;      /**< messages handed to a producer */
@@ -224,6 +258,9 @@ typedef struct pulsarc_sink_stats_s {
     size_t producers;      /**< producers open */
     uint64_t txn_committed; /**< EXACTLY_ONCE transactions committed */
     uint64_t txn_aborted;   /**< EXACTLY_ONCE transactions aborted */
+    uint64_t txn_found_committed; /**< restored "commit" transactions the coordinator had
+                                       forgotten and no partition recorded as aborted or
+                                       open: committed before the restore */
 } pulsarc_sink_stats_t;
 PULSARC_API pulsarc_err_t pulsarc_sink_stats(pulsarc_sink_t *sink, pulsarc_sink_stats_t *out);
 

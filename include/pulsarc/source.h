@@ -30,6 +30,20 @@
  *    Without transactions such a crash redelivers the checkpoint's
  *    messages (at-least-once).
  *
+ *  - Parallel readers (a Flink source of parallelism N): N sources on the
+ *    same topics and subscription, each told its place with
+ *    pulsarc_source_conf_set_reader(conf, i, N), in one process (a thread
+ *    each) or in N processes. Exclusive / Failover: reader i opens only the
+ *    splits pulsarc_source_split_owner() gives to i, a rule every reader
+ *    computes alone (no coordinator), also for partitions discovery finds
+ *    later, so each split has exactly one reader. Shared / Key_Shared: the
+ *    subscription is the split all N share; every reader subscribes to
+ *    every partition and the broker deals each message to one of them.
+ *    Each reader checkpoints its own splits (the blob says "reader i of
+ *    N"); it restores into reader i of N, or, merged with the other N-1
+ *    by pulsarc_source_checkpoint_merge(), into each reader of any count M,
+ *    which resumes its splits after their last emitted messages.
+ *
  * Threads: a source is driven by ONE application thread at a time (like a
  * Flink source reader); timers (auto-commit, partition discovery) run inside
  * pulsarc_source_fetch(). Different sources are independent.
@@ -162,6 +176,24 @@ PULSARC_API pulsarc_err_t pulsarc_source_conf_set_start_cursor(pulsarc_source_co
 /** Rejects an AT/AFTER id bound of earliest or latest (use PULSARC_STOP_LATEST). */
 PULSARC_API pulsarc_err_t pulsarc_source_conf_set_stop_cursor(pulsarc_source_conf_t *conf,
                                                               const pulsarc_stop_cursor_t *c);
+/**
+ * Makes the source reader index of count parallel readers (default 0 of
+ * 1, the only reader). index outside 0..count-1, or count outside 1..4096
+ * → PULSARC_ERR_BAD_CONFIG with errstr naming the value.
+ */
+PULSARC_API pulsarc_err_t pulsarc_source_conf_set_reader(pulsarc_source_conf_t *conf,
+                                                         int64_t index, int64_t count,
+                                                         char *errstr, size_t errlen);
+/**
+ * The reader (0..readers-1) that owns a split, as every Exclusive /
+ * Failover reader computes it: with h = murmur3_32(full topic name
+ * without partition suffix, seed 0), owner = (h mod readers +
+ * max(partition, 0)) mod readers. topic (borrowed) is a short or full
+ * name; with partition -1 a "-partition-N" suffix in it counts. -1 for a
+ * bad name or readers == 0. Pure, any thread.
+ */
+PULSARC_API int pulsarc_source_split_owner(const char *topic, int32_t partition,
+                                           uint32_t readers);
 /** Log callback (opaque borrowed for the source's life); NULL restores stderr. */
 PULSARC_API pulsarc_err_t pulsarc_source_conf_set_log_cb(pulsarc_source_conf_t *conf,
                                                          pulsarc_source_log_cb cb,
@@ -179,6 +211,12 @@ typedef struct pulsarc_source_s pulsarc_source_t;
  * acknowledgement transactions needs a client with transactions
  * (PULSARC_ERR_BAD_CONFIG otherwise); they are settled before the splits
  * subscribe. Blocks while the splits subscribe. On success *out is owned by the caller.
+ * Parallel readers: a blob stamped reader i of N restores only into reader
+ * i of N, a merged one into any reader (PULSARC_ERR_BAD_CONFIG otherwise,
+ * naming both places); a blob with a split outside the configured topics
+ * (another topic set) → PULSARC_ERR_BAD_CONFIG naming the split; the same
+ * split twice → PULSARC_ERR_MALFORMED. A newer format than this library
+ * reads → PULSARC_ERR_MALFORMED naming the version.
  */
 PULSARC_API pulsarc_err_t pulsarc_source_new(pulsarc_client_t *client,
                                              const pulsarc_source_conf_t *conf,
@@ -217,7 +255,24 @@ PULSARC_API pulsarc_err_t pulsarc_source_checkpoint(pulsarc_source_t *src,
  */
 PULSARC_API pulsarc_err_t pulsarc_source_checkpoint_complete(pulsarc_source_t *src,
                                                              uint64_t checkpoint_id);
-/** 1 when every split has finished. */
+/**
+ * Merges the checkpoints of readers 0..n-1 of one run of n parallel
+ * readers (blobs[i] of lens[i] bytes, borrowed, any order, taken at the
+ * same checkpoint) into one blob (*out, malloc'd, free with free()) that
+ * each reader of any count restores from. PULSARC_ERR_INVALID_ARG with
+ * errstr naming the problem: a reader's blob missing or given twice, blobs
+ * of runs of different sizes or subscription types, two readers claiming
+ * the same Exclusive / Failover split; a corrupt blob gives its own error
+ * naming which one.
+ */
+PULSARC_API pulsarc_err_t pulsarc_source_checkpoint_merge(const void *const *blobs,
+                                                          const size_t *lens, size_t n,
+                                                          void **out, size_t *out_len,
+                                                          char *errstr, size_t errlen);
+/** 1 when every split has finished. A parallel reader that owns no split
+ * yet is not finished while it is unbounded (stop cursor never) and
+ * partition discovery is on: fetch then waits for discovery (up to
+ * maxFetchTime) and returns empty batches. */
 PULSARC_API int pulsarc_source_is_finished(const pulsarc_source_t *src);
 
 /** Per-split figures (pulsar.source.enableMetrics). */

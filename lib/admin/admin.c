@@ -674,6 +674,36 @@ pulsarc_err_t pulsarc_admin_subscription_backlog(pulsarc_admin_t *a, const char 
     return err;
 }
 
+/* ---- transactions ------------------------------------------------------- */
+
+/* The topic's transaction buffer keeps the transactions aborted on it and
+ * those still open; one that committed, or never wrote here, is neither. */
+pulsarc_err_t pulsarc_admin_txn_in_buffer(pulsarc_admin_t *a, const char *topic, uint64_t most,
+                                          uint64_t least, int *aborted, int *ongoing,
+                                          char *errstr, size_t errlen) {
+    CHECK_ADMIN(a);
+    if (!aborted || !ongoing)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "aborted and ongoing are required");
+    pc_topic_t t;
+    pulsarc_err_t err = pc_topic_parse(topic, a->tenant, a->ns, &t, errstr, errlen);
+    if (err)
+        return err;
+    if (!t.persistent)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                         "%s: transactions exist on persistent topics only", topic);
+    adm_path_t p = {0};
+    char ids[48];
+    p.curl = a->curl;
+    p_lit(&p, "/admin/v3/transactions/transactionInBufferStats");
+    p_seg(&p, t.tenant);
+    p_seg(&p, t.ns);
+    p_seg(&p, t.local);
+    snprintf(ids, sizeof ids, "/%llu/%llu", (unsigned long long)most, (unsigned long long)least);
+    p_lit(&p, ids);
+    err = call(a, "GET", &p, NULL, errstr, errlen);
+    return err ? err : pc_admin_json_txn_in_buffer(a->resp, aborted, ongoing, errstr, errlen);
+}
+
 /* ---- tenants and namespaces -------------------------------------------- */
 
 static pulsarc_err_t tenant_path(pulsarc_admin_t *a, const char *tenant, adm_path_t *p,

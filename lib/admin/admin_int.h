@@ -35,6 +35,9 @@ pulsarc_err_t pc_admin_json_topic_stats(const char *body, pulsarc_admin_topic_st
  * namespace has no such policy) gives PULSARC_ERR_NOT_FOUND.
  */
 pulsarc_err_t pc_admin_json_bool(const char *body, int *out, char *errstr, size_t errlen);
+/* transactionInBufferStats: "aborted" and whether a start position (still open) is given. */
+pulsarc_err_t pc_admin_json_txn_in_buffer(const char *body, int *aborted, int *ongoing,
+                                         char *errstr, size_t errlen);
 pulsarc_err_t pc_admin_json_retention(const char *body, int64_t *minutes, int64_t *size_mb,
                                       char *errstr, size_t errlen);
 pulsarc_err_t pc_admin_json_delayed_delivery(const char *body, int *active, int64_t *tick_ms,

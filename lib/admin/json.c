@@ -330,6 +330,26 @@ pulsarc_err_t pc_admin_json_bool(const char *body, int *out, char *errstr, size_
     return err;
 }
 
+pulsarc_err_t pc_admin_json_txn_in_buffer(const char *body, int *aborted, int *ongoing,
+                                         char *errstr, size_t errlen) {
+    json_object *o, *v;
+    pulsarc_err_t err = parse(body, "transaction in buffer", &o, errstr, errlen);
+    if (!err)
+        err = want_type(o, json_type_object, "transaction in buffer", errstr, errlen);
+    if (!err && (!json_object_object_get_ex(o, "aborted", &v) ||
+                 !json_object_is_type(v, json_type_boolean)))
+        err = pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                        "transaction in buffer: no boolean \"aborted\" in %.80s", body);
+    if (!err) {
+        *aborted = json_object_get_boolean(v) ? 1 : 0;
+        /* the topic lists a start position only for a transaction still open on it */
+        *ongoing = json_object_object_get_ex(o, "startPosition", &v) &&
+                   json_object_is_type(v, json_type_string);
+    }
+    json_object_put(o);
+    return err;
+}
+
 pulsarc_err_t pc_admin_json_retention(const char *body, int64_t *minutes, int64_t *size_mb,
                                       char *errstr, size_t errlen) {
     json_object *o;

@@ -12,6 +12,8 @@
  *                    i32 batch size, u64 time
  *   (version 2) u32 ntxns, per transaction: u64 most, u64 least,
  *               u8 fate (1 = commit on restore, 0 = abort on restore)
+ *   (version 3) u32 reader index, u32 reader count,
+ *               u8 flags (1 = Shared / Key_Shared subscription)
  *   u32 CRC32C of every byte before it.
  * Everything a restore needs is inside (no Java serialization, no reference
  * to the configuration that produced it): the stop bound is stored
@@ -20,6 +22,13 @@
  * restore before the first message still honours an exclusive or
  * batch-index start. The version is checked before anything else so a later format can be told
  * apart; the CRC is checked before any field is trusted.
+ *
+ * Parallel readers. Each of N readers writes its own blob holding the
+ * splits it owns, stamped "reader i of N". Restoring into a different
+ * number of readers first merges the N blobs (pc_ckpt_merge) into one
+ * "reader 0 of 1" blob holding every split, from which each new reader
+ * takes the splits the assignment rule gives it. A blob of versions 1
+ * and 2 reads as reader 0 of 1.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +41,8 @@
 #define CKPT_ID_BYTES 24u
 #define CKPT_SPLIT_FIXED (2u + 4u + 1u + 2u * CKPT_ID_BYTES + 1u + CKPT_ID_BYTES + 8u)
 #define CKPT_TXN_BYTES 17u
+#define CKPT_READER_BYTES 9u
+#define CKPT_READER_SHARED 1u
 #define CKPT_FLAG_LAST 1u
 #define CKPT_FLAG_FINISHED 2u
 #define CKPT_FLAG_FLOOR 4u
@@ -80,14 +91,15 @@ static size_t encoded_size(const pc_ckpt_t *ck) {
     size_t n = CKPT_HEADER + 4;
     for (size_t i = 0; i < ck->n; i++)
         n += CKPT_SPLIT_FIXED + strlen(ck->splits[i].topic);
-    return n + 4 + ck->ntxns * CKPT_TXN_BYTES;
+    return n + 4 + ck->ntxns * CKPT_TXN_BYTES + CKPT_READER_BYTES;
 }
 
 pulsarc_err_t pc_ckpt_encode(const pc_ckpt_t *ck, uint8_t **out, size_t *len) {
     for (size_t i = 0; i < ck->n; i++)
         if (!ck->splits[i].topic || strlen(ck->splits[i].topic) > UINT16_MAX)
             return PULSARC_ERR_INVALID_ARG;
-    if (ck->ntxns > PC_CKPT_MAX_TXNS)
+    if (ck->ntxns > PC_CKPT_MAX_TXNS || ck->readers > PC_CKPT_MAX_READERS ||
+        ck->reader >= (ck->readers ? ck->readers : 1))
         return PULSARC_ERR_INVALID_ARG;
     wbuf_t w = {malloc(encoded_size(ck)), 0};
     if (!w.p)
@@ -105,6 +117,9 @@ pulsarc_err_t pc_ckpt_encode(const pc_ckpt_t *ck, uint8_t **out, size_t *len) {
         put_u(&w, ck->txns[i].least, 8);
         put_u(&w, ck->txns[i].commit ? 1 : 0, 1);
     }
+    put_u(&w, ck->reader, 4);
+    put_u(&w, ck->readers ? ck->readers : 1, 4);
+    put_u(&w, ck->shared ? CKPT_READER_SHARED : 0, 1);
     put_u(&w, pc_crc32c(0, w.p, w.len), 4);
     *out = w.p;
     *len = w.len;
@@ -211,6 +226,21 @@ static pulsarc_err_t get_txns(rbuf_t *r, pc_ckpt_t *ck, char *errstr, size_t err
     return PULSARC_OK;
 }
 
+static pulsarc_err_t get_reader(rbuf_t *r, pc_ckpt_t *ck, char *errstr, size_t errlen) {
+    if (r->len - r->off < CKPT_READER_BYTES)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED, "checkpoint: reader truncated");
+    ck->reader = (uint32_t)get_u(r, 4);
+    ck->readers = (uint32_t)get_u(r, 4);
+    unsigned flags = (unsigned)get_u(r, 1);
+    ck->shared = (flags & CKPT_READER_SHARED) != 0;
+    if (ck->readers == 0 || ck->readers > PC_CKPT_MAX_READERS || ck->reader >= ck->readers ||
+        (flags & ~CKPT_READER_SHARED))
+        return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                         "checkpoint: reader %u of %u (flags %u) is not a valid reader", ck->reader,
+                         ck->readers, flags);
+    return PULSARC_OK;
+}
+
 pulsarc_err_t pc_ckpt_decode(const void *buf, size_t len, pc_ckpt_t *ck, char *errstr,
                              size_t errlen) {
     memset(ck, 0, sizeof *ck);
@@ -232,6 +262,9 @@ pulsarc_err_t pc_ckpt_decode(const void *buf, size_t len, pc_ckpt_t *ck, char *e
         err = get_split(&r, i, &ck->splits[i], errstr, errlen);
     if (!err && version >= 2)
         err = get_txns(&r, ck, errstr, errlen);
+    ck->readers = 1;
+    if (!err && version >= 3)
+        err = get_reader(&r, ck, errstr, errlen);
     if (!err && r.off != r.len)
         err = pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
                         "checkpoint: %zu trailing bytes", r.len - r.off);
@@ -250,4 +283,106 @@ void pc_ckpt_free(pc_ckpt_t *ck) {
         ck->txns = NULL;
         ck->n = ck->ntxns = 0;
     }
+}
+
+/* ---------- merging the readers' checkpoints ---------- */
+
+static int same_split(const pc_ckpt_split_t *a, const pc_ckpt_split_t *b) {
+    return a->partition == b->partition && !strcmp(a->topic, b->topic);
+}
+
+/* Index of s among out's splits, or out->n. */
+static size_t find_merged(const pc_ckpt_t *out, const pc_ckpt_split_t *s) {
+    size_t i = 0;
+    while (i < out->n && !same_split(&out->splits[i], s))
+        i++;
+    return i;
+}
+
+/* Checks that cks are readers 0..n-1 of n, each once, of one subscription kind. */
+static pulsarc_err_t check_readers(const pc_ckpt_t *cks, size_t n, char *errstr, size_t errlen) {
+    unsigned char *seen = calloc(n, 1);
+    if (!seen)
+        return PULSARC_ERR_NOMEM;
+    pulsarc_err_t err = PULSARC_OK;
+    for (size_t i = 0; i < n && !err; i++) {
+        const pc_ckpt_t *c = &cks[i];
+        if (c->readers != n)
+            err = pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                            "checkpoint %zu is reader %u of %u's, but %zu checkpoints were given "
+                            "(one from each reader of one run is needed)", i, c->reader,
+                            c->readers, n);
+        else if (seen[c->reader]++)
+            err = pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                            "reader %u of %zu's checkpoint is given twice", c->reader, n);
+        else if (c->shared != cks[0].shared)
+            err = pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                            "checkpoints of readers %u and %u come from different subscription "
+                            "types (Shared / Key_Shared and Exclusive / Failover)",
+                            cks[0].reader, c->reader);
+    }
+    free(seen);
+    return err;
+}
+
+static pulsarc_err_t merge_split(pc_ckpt_t *out, const pc_ckpt_split_t *s, uint32_t reader,
+                                 uint32_t *owner, char *errstr, size_t errlen) {
+    size_t at = find_merged(out, s);
+    if (at < out->n && !out->shared)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                         "split %s partition %d is claimed by reader %u and by reader %u",
+                         s->topic, (int)s->partition, owner[at], reader);
+    if (at < out->n) { /* one shared subscription: finished only when every reader finished */
+        out->splits[at].finished &= s->finished;
+        return PULSARC_OK;
+    }
+    out->splits[at] = *s;
+    if (!(out->splits[at].topic = strdup(s->topic)))
+        return PULSARC_ERR_NOMEM;
+    owner[at] = reader;
+    out->n++;
+    return PULSARC_OK;
+}
+
+static pulsarc_err_t merge_txns(const pc_ckpt_t *cks, size_t n, pc_ckpt_t *out, char *errstr,
+                                size_t errlen) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += cks[i].ntxns;
+    if (total > PC_CKPT_MAX_TXNS)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                         "the readers' checkpoints hold %zu transactions, more than %d", total,
+                         PC_CKPT_MAX_TXNS);
+    if (total && !(out->txns = calloc(total, sizeof *out->txns)))
+        return PULSARC_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < cks[i].ntxns; j++)
+            out->txns[out->ntxns++] = cks[i].txns[j];
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pc_ckpt_merge(const pc_ckpt_t *cks, size_t n, pc_ckpt_t *out, char *errstr,
+                            size_t errlen) {
+    memset(out, 0, sizeof *out);
+    out->readers = 1;
+    if (!cks || n == 0 || n > PC_CKPT_MAX_READERS)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                         "merge: between 1 and %d checkpoints are needed", PC_CKPT_MAX_READERS);
+    pulsarc_err_t err = check_readers(cks, n, errstr, errlen);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += cks[i].n;
+    uint32_t *owner = err ? NULL : calloc(total ? total : 1, sizeof *owner);
+    if (!err && (!owner || !(out->splits = calloc(total ? total : 1, sizeof *out->splits))))
+        err = PULSARC_ERR_NOMEM;
+    out->shared = cks[0].shared;
+    for (size_t i = 0; i < n && !err; i++)
+        for (size_t j = 0; j < cks[i].n && !err; j++)
+            err = merge_split(out, &cks[i].splits[j], cks[i].reader, owner, errstr, errlen);
+    if (!err)
+        err = merge_txns(cks, n, out, errstr, errlen);
+    free(owner);
+    if (err)
+        pc_ckpt_free(out);
+    return err;
 }

@@ -7,7 +7,8 @@
 #include "pulsarc/source.h"
 
 #define PC_CKPT_MAGIC "PCSC"
-#define PC_CKPT_VERSION 2 /* 2 added the transactions; 1 is still read */
+#define PC_CKPT_VERSION 3 /* 3 added the reader, 2 the transactions; 1 and 2 are still read */
+#define PC_CKPT_MAX_READERS 4096
 #define PC_CKPT_MAX_TXNS 1024
 
 /* One split as a checkpoint stores it. */
@@ -34,6 +35,9 @@ typedef struct pc_ckpt {
     pc_ckpt_split_t *splits;  /* n entries, owned */
     size_t ntxns;
     pc_ckpt_txn_t *txns;      /* ntxns entries, owned (NULL when none) */
+    uint32_t reader;          /* which reader wrote it (0 for one reader or a merge) */
+    uint32_t readers;         /* of how many; 0 is written as 1 */
+    int shared;               /* Shared / Key_Shared: every reader holds every split */
 } pc_ckpt_t;
 
 /* Encodes ck into a malloc'd buffer (*out, *len). */
@@ -46,4 +50,14 @@ pulsarc_err_t pc_ckpt_encode(const pc_ckpt_t *ck, uint8_t **out, size_t *len);
 pulsarc_err_t pc_ckpt_decode(const void *buf, size_t len, pc_ckpt_t *ck, char *errstr,
                              size_t errlen);
 void pc_ckpt_free(pc_ckpt_t *ck);
+/*
+ * Merges the checkpoints of readers 0..n-1 of n (cks, each decoded, any
+ * order) into *out, a checkpoint of one reader that any number of readers
+ * can restore from (owned by the caller: pc_ckpt_free; its topics are
+ * copies). Errors name the problem: a reader missing or given twice,
+ * readers of different counts or subscription kinds, two readers claiming
+ * the same split (Exclusive / Failover; Shared readers all hold every split).
+ */
+pulsarc_err_t pc_ckpt_merge(const pc_ckpt_t *cks, size_t n, pc_ckpt_t *out, char *errstr,
+                            size_t errlen);
 #endif

@@ -193,23 +193,86 @@ static pulsarc_sink_t *sink_alloc(const pulsarc_sink_builder_t *b) {
     return sk;
 }
 
+static uint32_t writers(const pulsarc_sink_t *sk) {
+    return sk->s.writer_count ? sk->s.writer_count : 1;
+}
+
+/* A blob of writer i of N restores into that writer only; a merged one into any. */
+static pulsarc_err_t check_writer(const pulsarc_sink_t *sk, const pc_sink_state_t *st,
+                                  char *errstr, size_t errlen) {
+    if (st->writers == 1 || (st->writers == writers(sk) && st->writer == sk->s.writer_index))
+        return PULSARC_OK;
+    return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                     "the sink state is writer %u of %u's, this sink is writer %u of %u: merge "
+                     "the states of all %u writers first (pulsarc_sink_state_merge)",
+                     st->writer, st->writers, sk->s.writer_index, writers(sk), st->writers);
+}
+
+/* From a merged (or single-writer) state, writer i of M settles transactions k with k mod M == i. */
+static void keep_own_txns(const pulsarc_sink_t *sk, pc_sink_state_t *st) {
+    if (st->writers != 1 || writers(sk) == 1)
+        return;
+    size_t kept = 0;
+    for (size_t k = 0; k < st->ntxns; k++)
+        if (k % writers(sk) == sk->s.writer_index)
+            st->txns[kept++] = st->txns[k];
+    st->ntxns = kept;
+}
+
 static pulsarc_err_t restore(pulsarc_sink_t *sk, const void *state, size_t len, char *errstr,
                              size_t errlen) {
     pc_sink_state_t st;
     pulsarc_err_t err = pc_sink_state_decode(state, len, &st, errstr, errlen);
     if (err)
         return err;
-    err = pc_sink_txn_restore(sk, &st, errstr, errlen);
+    err = check_writer(sk, &st, errstr, errlen);
+    if (!err)
+        keep_own_txns(sk, &st);
+    if (!err)
+        err = pc_sink_txn_restore(sk, &st, errstr, errlen);
     pc_sink_state_free(&st);
     return err;
 }
 
-/* A corrupt blob is refused before anything connects. */
-static pulsarc_err_t check_blob(const void *state, size_t len, char *errstr, size_t errlen) {
+/* A corrupt blob, or another writer's, is refused before anything connects. */
+static pulsarc_err_t check_blob(const pulsarc_sink_t *sk, const void *state, size_t len,
+                                char *errstr, size_t errlen) {
     pc_sink_state_t st;
     pulsarc_err_t err = pc_sink_state_decode(state, len, &st, errstr, errlen);
-    if (!err)
+    if (!err) {
+        err = check_writer(sk, &st, errstr, errlen);
         pc_sink_state_free(&st);
+    }
+    return err;
+}
+
+pulsarc_err_t pulsarc_sink_state_merge(const void *const *blobs, const size_t *lens, size_t n,
+                                       void **out, size_t *out_len, char *errstr,
+                                       size_t errlen) {
+    if (!blobs || !lens || !out || !out_len || n == 0 || n > PC_SINK_STATE_MAX_WRITERS)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                         "merge: blobs, lens, out and out_len are required, n from 1 to %u",
+                         PC_SINK_STATE_MAX_WRITERS);
+    pc_sink_state_t *sts = calloc(n, sizeof *sts), merged;
+    if (!sts)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    pulsarc_err_t err = PULSARC_OK;
+    char why[256] = "";
+    for (size_t i = 0; i < n && !err; i++)
+        if ((err = pc_sink_state_decode(blobs[i], lens[i], &sts[i], why, sizeof why)))
+            pc_seterr(errstr, errlen, err, "sink state %zu: %s", i, why);
+    if (!err)
+        err = pc_sink_state_merge(sts, n, &merged, errstr, errlen);
+    if (!err) {
+        uint8_t *buf = NULL;
+        if ((err = pc_sink_state_encode(&merged, &buf, out_len)))
+            pc_seterr(errstr, errlen, err, "merge: cannot encode the merged sink state");
+        *out = buf;
+        pc_sink_state_free(&merged);
+    }
+    for (size_t i = 0; i < n; i++)
+        pc_sink_state_free(&sts[i]);
+    free(sts);
     return err;
 }
 
@@ -217,7 +280,7 @@ static pulsarc_err_t sink_open(pulsarc_sink_t *sk, const pulsarc_sink_builder_t 
                                const void *state, size_t len, char *errstr, size_t errlen) {
     pulsarc_err_t err = pc_sink_client_conf(b, &sk->pconf, errstr, errlen);
     if (!err && state)
-        err = check_blob(state, len, errstr, errlen);
+        err = check_blob(sk, state, len, errstr, errlen);
     if (!err)
         err = pulsarc_client_new(sk->pconf, &sk->client, errstr, errlen);
     if (!err)
@@ -354,7 +417,8 @@ pulsarc_err_t pulsarc_sink_checkpoint(pulsarc_sink_t *sk, uint64_t checkpoint_id
     pulsarc_err_t err = PULSARC_OK;
     if (sk->s.guarantee != PULSARC_SINK_NONE)
         err = pulsarc_sink_flush(sk, timeout_ms, errstr, errlen);
-    pc_sink_state_t st = {(uint8_t)sk->s.guarantee, checkpoint_id, 0, NULL};
+    pc_sink_state_t st = {(uint8_t)sk->s.guarantee, checkpoint_id, 0, NULL,
+                          sk->s.writer_index, writers(sk)};
     if (!err && sk->s.guarantee == PULSARC_SINK_EXACTLY_ONCE)
         err = pc_sink_txn_checkpoint(sk, checkpoint_id, &st, errstr, errlen);
     uint8_t *out = NULL;
@@ -381,7 +445,8 @@ pulsarc_err_t pulsarc_sink_stats(pulsarc_sink_t *sk, pulsarc_sink_stats_t *out) 
         return PULSARC_ERR_INVALID_ARG;
     pthread_mutex_lock(&sk->lock);
     *out = (pulsarc_sink_stats_t){sk->written, sk->acked, sk->failed, sk->pending,
-                                  sk->routes.n, sk->nprods, sk->txn_committed, sk->txn_aborted};
+                                  sk->routes.n, sk->nprods, sk->txn_committed, sk->txn_aborted,
+                                  sk->txn_found_committed};
     pthread_mutex_unlock(&sk->lock);
     return PULSARC_OK;
 }

@@ -26,6 +26,7 @@
 
 #include "connector/config_int.h"
 #include "connector/sink_int.h"
+#include "core/err.h"
 
 static pulsarc_err_t say(pulsarc_err_t err, char *errstr, size_t errlen, const char *fmt,
                          const char *a, const char *b) {
@@ -278,6 +279,23 @@ pulsarc_err_t pulsarc_sink_builder_set_delivery_guarantee(pulsarc_sink_builder_t
 pulsarc_err_t pulsarc_sink_builder_set_producer_name(pulsarc_sink_builder_t *b,
                                                      const char *name) {
     return b ? set_str(&b->s.producer_name, name) : PULSARC_ERR_INVALID_ARG;
+}
+
+pulsarc_err_t pulsarc_sink_builder_set_writer(pulsarc_sink_builder_t *b, int64_t index,
+                                             int64_t count, char *errstr, size_t errlen) {
+    if (!b)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "builder is required");
+    if (count < 1 || count > PC_SINK_STATE_MAX_WRITERS)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "writer count %lld is out of range (1 to %u)", (long long)count,
+                         PC_SINK_STATE_MAX_WRITERS);
+    if (index < 0 || index >= count)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "writer index %lld is out of range for %lld writers (0 to %lld)",
+                         (long long)index, (long long)count, (long long)count - 1);
+    b->s.writer_index = (uint32_t)index;
+    b->s.writer_count = (uint32_t)count;
+    return PULSARC_OK;
 }
 
 pulsarc_err_t pulsarc_sink_builder_set_delay(pulsarc_sink_builder_t *b, uint64_t delay_ms) {

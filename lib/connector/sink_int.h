@@ -45,6 +45,8 @@ typedef struct pc_sink_settings {
     pc_sink_opts_t opts;
     int schema_evolution;         /* pulsar.sink.enableSchemaEvolution */
     char *schema_type, *schema_def; /* pulsar.sink.schemaType / schemaDefinition */
+    uint32_t writer_index;        /* this writer among writer_count (sink.parallelism) */
+    uint32_t writer_count;        /* 0 or 1: the only writer */
 } pc_sink_settings_t;
 
 struct pulsarc_sink_builder_s {
@@ -92,6 +94,7 @@ struct pulsarc_sink_s {
     pc_sink_txn_t **committing;
     size_t ncommitting;
     uint64_t txn_committed, txn_aborted;
+    uint64_t txn_found_committed; /* restore: forgotten by the coordinator, no abort recorded */
     int closed;
 };
 

@@ -11,7 +11,8 @@
 #include "pulsarc.h"
 
 #define PC_SINK_STATE_MAGIC 0x4b535350u /* "PSSK" read as little-endian bytes */
-#define PC_SINK_STATE_VERSION 1u
+#define PC_SINK_STATE_VERSION 2u   /* 2 added the writer; 1 is still read */
+#define PC_SINK_STATE_MAX_WRITERS 4096u
 #define PC_SINK_STATE_MAX_TXNS 65536u   /* a bound on what a blob may claim */
 
 /* What the restored sink does with a transaction. */
@@ -31,6 +32,8 @@ typedef struct pc_sink_state {
     uint64_t checkpoint_id; /* the checkpoint this blob belongs to */
     size_t ntxns;
     pc_sink_txn_ref_t *txns; /* owned (malloc) */
+    uint32_t writer;        /* which of the parallel writers wrote it (0 for one, or a merge) */
+    uint32_t writers;       /* of how many; 0 is written as 1 */
 } pc_sink_state_t;
 
 /* Serialises st into *out (malloc'd, caller frees) of *len bytes. */
@@ -44,4 +47,13 @@ pulsarc_err_t pc_sink_state_encode(const pc_sink_state_t *st, uint8_t **out, siz
 pulsarc_err_t pc_sink_state_decode(const void *buf, size_t len, pc_sink_state_t *st,
                                    char *errstr, size_t errlen);
 void pc_sink_state_free(pc_sink_state_t *st);
+/*
+ * Merges the states of writers 0..n-1 of n (sts, any order) into *out, one
+ * writer's state (writer 0 of 1) holding every transaction, owned by the
+ * caller. PULSARC_ERR_INVALID_ARG with errstr naming the problem: a writer
+ * missing or given twice, states of different runs (writer counts),
+ * checkpoints or delivery guarantees.
+ */
+pulsarc_err_t pc_sink_state_merge(const pc_sink_state_t *sts, size_t n, pc_sink_state_t *out,
+                                  char *errstr, size_t errlen);
 #endif

@@ -37,11 +37,15 @@
  * TransactionNotFound on a transaction this sink still holds) is reported
  * as lost. Retriable failures (timeouts, lost connections) are retried up
  * to pulsar.sink.maxRecommitTimes. On restore, TransactionNotFound for a
- * "commit" entry is the one ambiguous answer: the usual cause is that the
- * previous sink committed it and then died before its next checkpoint, so
- * it counts as committed (the coordinator forgets ended transactions, so
- * nothing can tell a commit from a timeout afterwards; keep
- * transactionTimeoutMillis well above checkpoint interval + restart time).
+ * "commit" entry is the one ambiguous answer: the coordinator forgets
+ * ended transactions, committed or aborted (by a timeout) alike. So it is
+ * checked, not assumed: every partition's transaction buffer remembers the
+ * transactions aborted on it (and those still open), so the admin API is
+ * asked about each partition the sink writes. An abort recorded anywhere
+ * fails the restore naming the partition (the messages are lost: keep
+ * transactionTimeoutMillis well above checkpoint interval + restart time);
+ * none recorded means it committed (usually: the previous sink committed it
+ * and died before its next checkpoint). No answer fails the restore too.
  *
  * An epoch with no message is not committed but aborted at its checkpoint:
  * there is nothing to lose, and an idle sink must not fail because an
@@ -57,6 +61,9 @@
 #include "connector/sink_int.h"
 #include "connector/txn_open.h"
 #include "core/err.h"
+#ifdef PULSARC_WITH_CURL
+#include "pulsarc/admin.h"
+#endif
 
 struct pc_sink_txn {
     pulsarc_txn_t *txn;
@@ -104,11 +111,93 @@ static pulsarc_err_t with_retries(pulsarc_sink_t *sk, uint64_t most, uint64_t le
     return err;
 }
 
+#ifdef PULSARC_WITH_CURL
+/* What one partition recorded: 0 nothing (committed, or never written there). */
+static pulsarc_err_t partition_verdict(pulsarc_admin_t *a, const char *part,
+                                       const pc_sink_txn_ref_t *r, const char **verdict,
+                                       size_t *answered, char *errstr, size_t errlen) {
+    int aborted = 0, ongoing = 0;
+    char why[384] = "";
+    pulsarc_err_t err = pulsarc_admin_txn_in_buffer(a, part, r->most, r->least, &aborted,
+                                                    &ongoing, why, sizeof why);
+    *verdict = aborted ? "was aborted (the broker recorded the abort; its messages are lost)"
+             : ongoing ? "is still open there although the coordinator no longer knows it"
+                       : NULL;
+    if (err == PULSARC_ERR_NOT_FOUND)
+        return PULSARC_OK; /* never written (created on first use): the transaction was not here */
+    if (err)
+        pc_seterr(errstr, errlen, err, "%s", why);
+    else
+        (*answered)++;
+    return err;
+}
+
+static pulsarc_err_t admin_for(const pulsarc_sink_t *sk, pulsarc_admin_t **a, char *errstr,
+                               size_t errlen) {
+    pulsarc_conf_t *c = pulsarc_conf_new();
+    if (!c)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    pulsarc_err_t err = PULSARC_OK;
+    if (sk->s.admin_url)
+        err = pulsarc_conf_set(c, "webServiceUrl", sk->s.admin_url, errstr, errlen);
+    if (!err)
+        err = pulsarc_admin_new(c, a, errstr, errlen);
+    pulsarc_conf_destroy(c);
+    return err;
+}
+
+/* The coordinator forgot r: committed, or aborted? Asks every partition the sink writes. */
+static pulsarc_err_t check_forgotten(pulsarc_sink_t *sk, const pc_sink_txn_ref_t *r,
+                                     char *errstr, size_t errlen) {
+    pulsarc_admin_t *a = NULL;
+    char why[448] = "";
+    const char *verdict = NULL, *where = NULL;
+    size_t answered = 0;
+    pulsarc_err_t err = admin_for(sk, &a, why, sizeof why);
+    for (size_t i = 0; !err && !verdict && i < sk->routes.n; i++) {
+        where = sk->routes.names[i];
+        err = partition_verdict(a, where, r, &verdict, &answered, why, sizeof why);
+    }
+    pulsarc_admin_destroy(a);
+    if (!err && !answered)
+        err = pc_seterr(why, sizeof why, PULSARC_ERR_NOT_FOUND,
+                        "none of the sink's %zu partitions exists", sk->routes.n);
+    if (err)
+        return pc_seterr(errstr, errlen, err,
+                         "sink restore: transaction (%llu,%llu) of checkpoint %llu is unknown to "
+                         "the coordinator, and whether it committed cannot be told: admin API: %s",
+                         (unsigned long long)r->most, (unsigned long long)r->least,
+                         (unsigned long long)r->checkpoint_id, why);
+    if (verdict)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BROKER_TXN_NOT_FOUND,
+                         "sink restore: transaction (%llu,%llu) of checkpoint %llu %s "
+                         "(partition %s)", (unsigned long long)r->most,
+                         (unsigned long long)r->least, (unsigned long long)r->checkpoint_id,
+                         verdict, where);
+    pthread_mutex_lock(&sk->lock);
+    sk->txn_found_committed++;
+    pthread_mutex_unlock(&sk->lock);
+    return PULSARC_OK;
+}
+#else
+static pulsarc_err_t check_forgotten(pulsarc_sink_t *sk, const pc_sink_txn_ref_t *r,
+                                     char *errstr, size_t errlen) {
+    (void)sk;
+    return pc_seterr(errstr, errlen, PULSARC_ERR_UNSUPPORTED,
+                     "sink restore: transaction (%llu,%llu) of checkpoint %llu is unknown to the "
+                     "coordinator; built without libcurl, the admin API cannot tell whether it "
+                     "committed", (unsigned long long)r->most, (unsigned long long)r->least,
+                     (unsigned long long)r->checkpoint_id);
+}
+#endif
+
 static pulsarc_err_t restore_one(pulsarc_sink_t *sk, const pc_sink_txn_ref_t *r, char *errstr,
                                  size_t errlen) {
     int commit = r->fate == PC_SINK_TXN_COMMIT;
     pulsarc_err_t err = with_retries(sk, r->most, r->least, commit, errstr, errlen);
-    if (!err || err == PULSARC_ERR_BROKER_TXN_NOT_FOUND || (!commit && txn_gone(err))) {
+    if (commit && err == PULSARC_ERR_BROKER_TXN_NOT_FOUND)
+        return check_forgotten(sk, r, errstr, errlen);
+    if (!err || (!commit && txn_gone(err))) {
         pthread_mutex_lock(&sk->lock);
         if (!err)
             *(commit ? &sk->txn_committed : &sk->txn_aborted) += 1;
@@ -309,11 +398,12 @@ void pc_sink_txn_close(pulsarc_sink_t *sk) {
     abort_slot(sk, &sk->open_txn);
     abort_slot(sk, &sk->next_txn);
     /* Committing transactions must stay open for a restored sink, and
-     * pulsarc_txn_destroy() would abort them: their handles are left to
-     * the client's teardown until the API can release a handle without
-     * ending its transaction (see end_by_id). */
-    for (size_t i = 0; i < sk->ncommitting; i++)
+     * pulsarc_txn_destroy() would abort them: release frees the handle
+     * and leaves the transaction to the restore. */
+    for (size_t i = 0; i < sk->ncommitting; i++) {
+        pulsarc_txn_release(sk->committing[i]->txn);
         free(sk->committing[i]);
+    }
     free(sk->committing);
     sk->committing = NULL;
     sk->ncommitting = 0;

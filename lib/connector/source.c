@@ -23,6 +23,19 @@
  * next completion acknowledges a later position anyway.
  * With pulsar.source.enableAutoAcknowledgeMessage the same commit of the
  * current positions runs every autoCommitCursorInterval from fetch.
+ *
+ * Parallel readers. A source configured as reader i of N (Flink's subtask
+ * i of a source of parallelism N) opens only the splits assign.c gives to
+ * i, at open and at every discovery, so the N readers split the partitions
+ * among themselves without a coordinator and a new partition is read by one
+ * of them. Shared / Key_Shared: the subscription is the one split every
+ * reader shares; each reader subscribes to every partition and the broker
+ * deals the messages out. The blob a reader writes is stamped "reader i of
+ * N" and holds its own splits only. It restores into the same reader, or,
+ * once the N blobs are merged (pulsarc_source_checkpoint_merge), into any
+ * reader of any count, which takes from the merged blob the splits it owns
+ * and the transactions the same rule (on their place in the blob) gives
+ * it, so each transaction is settled by exactly one reader.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +43,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "connector/assign.h"
 #include "connector/checkpoint.h"
 #include "connector/cursor.h"
 #include "connector/source_int.h"
@@ -64,6 +78,11 @@ int pc_source_shared(const pulsarc_source_t *src) {
     return src->conf.sub_type == PC_SUB_SHARED || src->conf.sub_type == PC_SUB_KEY_SHARED;
 }
 
+int pc_source_owns(const pulsarc_source_t *src, const char *topic, int32_t partition) {
+    return pc_source_shared(src) ||
+           pc_assign_owner(topic, partition, src->conf.reader_count) == src->conf.reader_index;
+}
+
 static pc_split_t *find_split(const pulsarc_source_t *src, const char *topic, int32_t part) {
     for (size_t i = 0; i < src->nsplits; i++)
         if (src->splits[i]->partition == part && !strcmp(src->splits[i]->topic, topic))
@@ -73,7 +92,7 @@ static pc_split_t *find_split(const pulsarc_source_t *src, const char *topic, in
 
 static pulsarc_err_t add_split(pulsarc_source_t *src, const pc_split_open_args_t *a,
                                char *errstr, size_t errlen) {
-    if (find_split(src, a->topic, a->partition))
+    if (find_split(src, a->topic, a->partition) || !pc_source_owns(src, a->topic, a->partition))
         return PULSARC_OK;
     if (src->nsplits == src->cap) {
         size_t cap = src->cap ? src->cap * 2 : 8;
@@ -216,7 +235,8 @@ static void pending_append(pulsarc_source_t *src, pc_pending_ckpt_t *p) {
 static pulsarc_err_t encode(const pulsarc_source_t *src, const pc_pending_ckpt_t *p,
                             void **blob, size_t *len) {
     pc_ckpt_t ck = {src->nsplits, calloc(src->nsplits ? src->nsplits : 1, sizeof(pc_ckpt_split_t)),
-                    0, NULL};
+                    0, NULL, src->conf.reader_index, src->conf.reader_count,
+                    pc_source_shared(src)};
     pulsarc_err_t err = ck.splits ? pc_source_txn_list(src, p, &ck.txns, &ck.ntxns)
                                   : PULSARC_ERR_NOMEM;
     if (err) {
@@ -296,10 +316,70 @@ pulsarc_err_t pulsarc_source_checkpoint_complete(pulsarc_source_t *src, uint64_t
 
 /* ---------- lifecycle ---------- */
 
+/* A blob of reader i of N restores into that reader only; a merged one into any. */
+static pulsarc_err_t check_reader(const pulsarc_source_t *src, const pc_ckpt_t *ck,
+                                  char *errstr, size_t errlen) {
+    if (ck->readers == 1 ||
+        (ck->readers == src->conf.reader_count && ck->reader == src->conf.reader_index))
+        return PULSARC_OK;
+    return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                     "the checkpoint is reader %u of %u's, this source is reader %u of %u: "
+                     "merge the checkpoints of all %u readers first "
+                     "(pulsarc_source_checkpoint_merge)", ck->reader, ck->readers,
+                     src->conf.reader_index, src->conf.reader_count, ck->readers);
+}
+
+/* 1 when (topic, partition) is one of the configured topics or one of their partitions. */
+static int configured(const pulsarc_source_t *src, const char *topic, int32_t partition) {
+    for (size_t i = 0; i < src->conf.ntopics; i++) {
+        pc_topic_t t;
+        if (pc_topic_parse(src->conf.topics[i], NULL, NULL, &t, NULL, 0) == PULSARC_OK &&
+            !strcmp(t.base, topic) && (t.partition < 0 || t.partition == partition))
+            return 1;
+    }
+    return 0;
+}
+
+/* Every split of the blob must belong to this source's topics, and appear once. */
+static pulsarc_err_t check_splits(const pulsarc_source_t *src, const pc_ckpt_t *ck,
+                                  char *errstr, size_t errlen) {
+    for (size_t i = 0; i < ck->n; i++) {
+        const pc_ckpt_split_t *s = &ck->splits[i];
+        if (!configured(src, s->topic, s->partition))
+            return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                             "checkpoint split %s partition %d is not among this source's topics: "
+                             "the checkpoint was taken on another topic set", s->topic,
+                             (int)s->partition);
+        for (size_t j = 0; j < i; j++)
+            if (ck->splits[j].partition == s->partition && !strcmp(ck->splits[j].topic, s->topic))
+                return pc_seterr(errstr, errlen, PULSARC_ERR_MALFORMED,
+                                 "checkpoint split %s partition %d appears twice (claimed by two "
+                                 "readers?)", s->topic, (int)s->partition);
+    }
+    return PULSARC_OK;
+}
+
+/* Keeps the transactions this reader settles: the k-th goes to reader k mod count. */
+static void keep_own_txns(const pulsarc_source_t *src, pc_ckpt_t *ck) {
+    if (ck->readers != 1 || src->conf.reader_count == 1)
+        return; /* a reader's own blob: all its transactions are its own */
+    size_t kept = 0;
+    for (size_t k = 0; k < ck->ntxns; k++)
+        if (k % src->conf.reader_count == src->conf.reader_index)
+            ck->txns[kept++] = ck->txns[k];
+    ck->ntxns = kept;
+}
+
 static pulsarc_err_t restore(pulsarc_source_t *src, const void *blob, size_t len, char *errstr,
                              size_t errlen) {
     pc_ckpt_t ck;
     pulsarc_err_t err = pc_ckpt_decode(blob, len, &ck, errstr, errlen);
+    if (!err)
+        err = check_reader(src, &ck, errstr, errlen);
+    if (!err)
+        err = check_splits(src, &ck, errstr, errlen);
+    if (!err)
+        keep_own_txns(src, &ck);
     /* Settled before subscribing, so no acknowledgement is still in doubt
      * when the broker starts delivering. */
     if (!err)
@@ -309,9 +389,50 @@ static pulsarc_err_t restore(pulsarc_source_t *src, const void *blob, size_t len
         err = add_split(src, &a, errstr, errlen);
     }
     if (!err)
-        pc_source_log(src, PULSARC_SOURCE_LOG_INFO, "restored %zu splits", ck.n);
+        pc_source_log(src, PULSARC_SOURCE_LOG_INFO, "restored %zu of the checkpoint's %zu splits",
+                      src->nsplits, ck.n);
     pc_ckpt_free(&ck);
     return err;
+}
+
+pulsarc_err_t pulsarc_source_checkpoint_merge(const void *const *blobs, const size_t *lens,
+                                              size_t n, void **out, size_t *out_len,
+                                              char *errstr, size_t errlen) {
+    if (!blobs || !lens || !out || !out_len || n == 0 || n > PC_CKPT_MAX_READERS)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                         "merge: blobs, lens, out and out_len are required, n from 1 to %d",
+                         PC_CKPT_MAX_READERS);
+    pc_ckpt_t *cks = calloc(n, sizeof *cks), merged;
+    if (!cks)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    pulsarc_err_t err = PULSARC_OK;
+    char why[384] = "";
+    for (size_t i = 0; i < n && !err; i++)
+        if ((err = pc_ckpt_decode(blobs[i], lens[i], &cks[i], why, sizeof why)))
+            pc_seterr(errstr, errlen, err, "checkpoint %zu: %s", i, why);
+    if (!err)
+        err = pc_ckpt_merge(cks, n, &merged, errstr, errlen);
+    if (!err) {
+        uint8_t *buf = NULL;
+        if ((err = pc_ckpt_encode(&merged, &buf, out_len)))
+            pc_seterr(errstr, errlen, err, "merge: cannot encode the merged checkpoint");
+        *out = buf;
+        pc_ckpt_free(&merged);
+    }
+    for (size_t i = 0; i < n; i++)
+        pc_ckpt_free(&cks[i]);
+    free(cks);
+    return err;
+}
+
+int pulsarc_source_split_owner(const char *topic, int32_t partition, uint32_t readers) {
+    pc_topic_t t;
+    if (!topic || readers == 0 || partition < -1 ||
+        pc_topic_parse(topic, NULL, NULL, &t, NULL, 0) != PULSARC_OK)
+        return -1;
+    if (partition < 0)
+        partition = t.partition;
+    return (int)pc_assign_owner(t.base, partition, readers);
 }
 
 static pulsarc_err_t check_conf(const pulsarc_source_conf_t *c, char *errstr, size_t errlen) {
@@ -390,6 +511,10 @@ pulsarc_err_t pulsarc_source_new(pulsarc_client_t *client, const pulsarc_source_
 }
 
 int pulsarc_source_is_finished(const pulsarc_source_t *src) {
+    /* a reader with no split yet, unbounded, may still be given one by discovery */
+    if (src && src->nsplits == 0 && src->conf.discovery_ms > 0 &&
+        src->conf.stop.kind == PULSARC_STOP_NEVER)
+        return 0;
     for (size_t i = 0; src && i < src->nsplits; i++)
         if (!src->splits[i]->finished)
             return 0;

@@ -5,12 +5,15 @@
  * property table (connector_props.h: type, range, enum, URL syntax, through
  * lib/conf's table code); the static table here only says which field it
  * goes to. Unknown keys are rejected with their name.
- * Start and stop cursors are structured values, so they have typed setters.
+ * Start and stop cursors are structured values, so they have typed setters;
+ * so is the reader's place among parallel readers (index, count), which is
+ * no property of the Flink connector (Flink hands each reader its subtask).
  */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "connector/checkpoint.h"
 #include "connector/config_int.h"
 #include "connector/cursor.h"
 #include "connector/source_int.h"
@@ -75,6 +78,7 @@ void pc_source_conf_defaults(pulsarc_source_conf_t *c) {
     }
     c->start = pulsarc_start_cursor_earliest();
     c->stop = pulsarc_stop_cursor_never();
+    c->reader_count = 1;
 }
 
 pulsarc_source_conf_t *pulsarc_source_conf_new(void) {
@@ -180,5 +184,22 @@ pulsarc_err_t pulsarc_source_conf_set_log_cb(pulsarc_source_conf_t *conf,
         return PULSARC_ERR_INVALID_ARG;
     conf->log_cb = cb;
     conf->log_opaque = opaque;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_source_conf_set_reader(pulsarc_source_conf_t *conf, int64_t index,
+                                             int64_t count, char *errstr, size_t errlen) {
+    if (!conf)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "conf is required");
+    if (count < 1 || count > PC_CKPT_MAX_READERS)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "reader count %lld is out of range (1 to %d)", (long long)count,
+                         PC_CKPT_MAX_READERS);
+    if (index < 0 || index >= count)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "reader index %lld is out of range for %lld readers (0 to %lld)",
+                         (long long)index, (long long)count, (long long)count - 1);
+    conf->reader_index = (uint32_t)index;
+    conf->reader_count = (uint32_t)count;
     return PULSARC_OK;
 }

@@ -17,8 +17,14 @@
  * its bound finishes; then the stop verdict: CONTINUE emits, EXACTLY emits
  * and finishes, TERMINATE drops and finishes. The source is at end of input
  * once every split has finished.
+ *
+ * A parallel reader may own no split yet (more readers than partitions);
+ * while it is unbounded and discovery is on, a partition may still come
+ * its way, so fetch sleeps until the next discovery or the end of the
+ * batch's time (never spins) and returns an empty batch.
  */
 #include <limits.h>
+#include <time.h>
 
 #include "connector/cursor.h"
 #include "connector/source_int.h"
@@ -113,6 +119,18 @@ static int64_t min64(int64_t a, int64_t b) {
     return a < b ? a : b;
 }
 
+/* No split to read (yet): wait for the next discovery, at most until deadline. */
+static void wait_for_splits(pulsarc_source_t *src, uint64_t deadline) {
+    uint64_t now = pc_source_now_ms();
+    uint64_t until = src->next_discovery_ms < deadline ? src->next_discovery_ms : deadline;
+    if (until > now) {
+        uint64_t ms = until - now;
+        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    pc_source_run_timers(src);
+}
+
 pulsarc_err_t pulsarc_source_fetch(pulsarc_source_t *src, pulsarc_msg_t **out, size_t cap,
                                    size_t *n) {
     if (!src || !out || !n || cap == 0)
@@ -126,6 +144,10 @@ pulsarc_err_t pulsarc_source_fetch(pulsarc_source_t *src, pulsarc_msg_t **out, s
         uint64_t now = pc_source_now_ms();
         if (now >= deadline)
             break;
+        if (src->nsplits == 0 && !pulsarc_source_is_finished(src)) {
+            wait_for_splits(src, deadline);
+            continue;
+        }
         int64_t wait = (int64_t)(deadline - now);
         if (src->conf.fetch_one_ms > 0)
             wait = min64(wait, src->conf.fetch_one_ms);

@@ -36,6 +36,8 @@ struct pulsarc_source_conf_s {
     pulsarc_stop_cursor_t stop;
     pulsarc_source_log_cb log_cb;
     void *log_opaque;
+    uint32_t reader_index;    /* this reader among reader_count (assign.c's rule) */
+    uint32_t reader_count;    /* 1: the source reads every split */
 };
 
 /* Ids emitted but not yet acknowledged, for Shared / Key_Shared commits. */
@@ -106,6 +108,8 @@ void pc_source_log(const pulsarc_source_t *src, pulsarc_source_log_level_t level
 uint64_t pc_source_now_ms(void);
 void pc_source_run_timers(pulsarc_source_t *src);
 int pc_source_shared(const pulsarc_source_t *src);
+/* 1 when this reader reads split (topic, partition): its own by the rule, or every split when shared. */
+int pc_source_owns(const pulsarc_source_t *src, const char *topic, int32_t partition);
 
 /* ---------- source_txn.c ---------- */
 struct pc_ckpt;

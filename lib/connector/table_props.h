@@ -83,7 +83,8 @@
     X(DELAY, K_DELAY, SINK, STR, "0 ms", 0, 0, NULL, 0, NULL,                                      \
       "Delivery delay of each message, a duration such as \"10 s\".")                              \
     X(PARALLELISM, K_PARALLELISM, SINK, INT, NULL, 1, INT32_MAX, NULL, 0, NULL,                    \
-      "Sink parallelism: accepted and reported, not applied by pulsarc.")                         \
+      "Sink parallelism: the number of sink writers the application runs, each a sink made "    \
+      "with pulsarc_sink_builder_set_writer(i, N); reported, pulsarc starts no writer itself.")  \
     X(JSON_FAIL_ON_MISSING, "json.fail-on-missing-field", FORMAT, ENUM, "false", 0, 0,             \
       "false|true", 0, NULL, "json: a missing field is an error instead of NULL.")                 \
     X(JSON_IGNORE_ERRORS, "json.ignore-parse-errors", FORMAT, ENUM, "false", 0, 0, "false|true",   \

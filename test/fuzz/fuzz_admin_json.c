@@ -32,6 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         pulsarc_admin_topic_stats_free(st);
     int64_t a = 0, b = 0;
     (void)pc_admin_json_bool(body, &n, err, sizeof err);
+    int aborted, ongoing;
+    (void)pc_admin_json_txn_in_buffer(body, &aborted, &ongoing, err, sizeof err);
     (void)pc_admin_json_retention(body, &a, &b, err, sizeof err);
     (void)pc_admin_json_delayed_delivery(body, &n, &a, err, sizeof err);
     free(body);

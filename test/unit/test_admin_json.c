@@ -396,6 +396,26 @@ START_TEST(test_policies_from_capture) {
 }
 END_TEST
 
+/* transactionInBufferStats as a 4.0 broker answers it (aborted, open, neither). */
+START_TEST(test_txn_in_buffer) {
+    int aborted = -1, ongoing = -1;
+    ck_assert_int_eq(pc_admin_json_txn_in_buffer("{\"aborted\":true}", &aborted, &ongoing, err,
+                                                 sizeof err), PULSARC_OK);
+    ck_assert(aborted == 1 && ongoing == 0);
+    ck_assert_int_eq(pc_admin_json_txn_in_buffer("{\"startPosition\":\"12:3\",\"aborted\":false}",
+                                                 &aborted, &ongoing, err, sizeof err), PULSARC_OK);
+    ck_assert(aborted == 0 && ongoing == 1);
+    ck_assert_int_eq(pc_admin_json_txn_in_buffer("{\"aborted\":false}", &aborted, &ongoing, err,
+                                                 sizeof err), PULSARC_OK);
+    ck_assert(aborted == 0 && ongoing == 0);
+    ck_assert_int_eq(pc_admin_json_txn_in_buffer("{\"aborted\":\"no\"}", &aborted, &ongoing, err,
+                                                 sizeof err), PULSARC_ERR_MALFORMED);
+    ck_assert_msg(strstr(err, "aborted") != NULL, "%s", err);
+    ck_assert_int_eq(pc_admin_json_txn_in_buffer("[]", &aborted, &ongoing, err, sizeof err),
+                     PULSARC_ERR_MALFORMED);
+}
+END_TEST
+
 START_TEST(test_policies_unset_and_mistyped) {
     int on = 7, active = 7;
     int64_t min = 7, mb = 7, tick = 7;
@@ -588,6 +608,7 @@ static Suite *admin_json_suite(void) {
     tcase_add_test(tc, test_admin_new_and_arguments);
     tcase_add_test(tc, test_admin_new_bad_urls);
     tcase_add_test(tc, test_refused_port_without_broker);
+    tcase_add_test(tc, test_txn_in_buffer);
     suite_add_tcase(s, tc);
     return s;
 }

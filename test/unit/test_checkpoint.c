@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connector/assign.h"
 #include "connector/checkpoint.h"
 #include "connector/cursor.h"
 #include "core/crc32c.h"
+#include "core/hash.h"
 #include "testutil.h"
 
 static pulsarc_msgid_t mid(int64_t l, int64_t e, int32_t bi, int32_t bs) {
@@ -34,7 +36,7 @@ static pc_ckpt_t sample(void) {
     s[1].floor_inclusive = 1;
     s[1].floor = mid(8, 1, 4, 10);
     static pc_ckpt_txn_t t[2] = {{7, 41, 1}, {7, 42, 0}};
-    pc_ckpt_t ck = {2, s, 2, t};
+    pc_ckpt_t ck = {2, s, 2, t, 0, 1, 0};
     return ck;
 }
 
@@ -159,9 +161,9 @@ START_TEST(test_truncated_magic_and_version) {
     ck_assert_int_eq(pc_ckpt_encode(&ck, &buf, &len), PULSARC_OK);
     for (size_t cut = 0; cut < len; cut++)
         ck_assert_int_ne(pc_ckpt_decode(buf, cut, &back, err, sizeof err), PULSARC_OK);
-    buf[4] = 3; /* a future version */
+    buf[4] = 4; /* a future version */
     ck_assert_int_eq(pc_ckpt_decode(buf, len, &back, err, sizeof err), PULSARC_ERR_MALFORMED);
-    ck_assert_ptr_nonnull(strstr(err, "version 3"));
+    ck_assert_ptr_nonnull(strstr(err, "version 4"));
     buf[0] = 'X';
     ck_assert_int_eq(pc_ckpt_decode(buf, len, &back, err, sizeof err), PULSARC_ERR_MALFORMED);
     ck_assert_ptr_nonnull(strstr(err, "magic"));
@@ -171,11 +173,11 @@ START_TEST(test_truncated_magic_and_version) {
 END_TEST
 
 START_TEST(test_empty_checkpoint) {
-    pc_ckpt_t ck = {0, NULL, 0, NULL}, back;
+    pc_ckpt_t ck = {0, NULL, 0, NULL, 0, 1, 0}, back;
     uint8_t *buf;
     size_t len;
     ck_assert_int_eq(pc_ckpt_encode(&ck, &buf, &len), PULSARC_OK);
-    ck_assert_uint_eq(len, 20);
+    ck_assert_uint_eq(len, 29); /* header, no splits, no transactions, the reader, CRC */
     ck_assert_int_eq(pc_ckpt_decode(buf, len, &back, NULL, 0), PULSARC_OK);
     ck_assert_uint_eq(back.n, 0);
     pc_ckpt_free(&back);
@@ -230,10 +232,109 @@ START_TEST(test_stop_passed_and_validation) {
 }
 END_TEST
 
+/* Version 3 carries the reader: round trip, and an impossible reader rejected. */
+START_TEST(test_reader_round_trip_and_checked) {
+    pc_ckpt_t ck = sample(), back;
+    ck.reader = 2;
+    ck.readers = 4;
+    ck.shared = 1;
+    uint8_t *buf;
+    size_t len;
+    char err[256];
+    ck_assert_int_eq(pc_ckpt_encode(&ck, &buf, &len), PULSARC_OK);
+    ck_assert_int_eq(pc_ckpt_decode(buf, len, &back, err, sizeof err), PULSARC_OK);
+    ck_assert(back.reader == 2 && back.readers == 4 && back.shared == 1);
+    pc_ckpt_free(&back);
+    /* reader 5 of 4, with a CRC that matches: refused by the reader check */
+    buf[len - 4 - 9] = 5;
+    uint32_t crc = pc_crc32c(0, buf, len - 4);
+    for (int i = 0; i < 4; i++)
+        buf[len - 4 + i] = (uint8_t)(crc >> (8 * i));
+    ck_assert_int_eq(pc_ckpt_decode(buf, len, &back, err, sizeof err), PULSARC_ERR_MALFORMED);
+    ck_assert_msg(strstr(err, "reader 5 of 4") != NULL, "%s", err);
+    free(buf);
+    ck.reader = 4; /* the writer refuses it too */
+    ck_assert_int_eq(pc_ckpt_encode(&ck, &buf, &len), PULSARC_ERR_INVALID_ARG);
+}
+END_TEST
+
+static pc_ckpt_split_t part_split(const char *topic, int32_t p, int64_t entry) {
+    pc_ckpt_split_t s;
+    memset(&s, 0, sizeof s);
+    s.topic = (char *)topic;
+    s.partition = p;
+    s.has_last = 1;
+    s.last = mid(5, entry, -1, 0);
+    s.stop = pulsarc_stop_cursor_never();
+    return s;
+}
+
+START_TEST(test_merge_readers) {
+    pc_ckpt_split_t a[2] = {part_split("persistent://public/default/t", 0, 10),
+                            part_split("persistent://public/default/t", 2, 12)};
+    pc_ckpt_split_t b[1] = {part_split("persistent://public/default/t", 1, 11)};
+    pc_ckpt_txn_t ta[1] = {{1, 2, 1}}, tb[1] = {{1, 3, 0}};
+    pc_ckpt_t cks[2] = {{1, b, 1, tb, 1, 2, 0}, {2, a, 1, ta, 0, 2, 0}}, out;
+    char err[256];
+    ck_assert_int_eq(pc_ckpt_merge(cks, 2, &out, err, sizeof err), PULSARC_OK);
+    ck_assert(out.n == 3 && out.ntxns == 2 && out.reader == 0 && out.readers == 1);
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_int_eq(out.splits[i].last.entry_id, 10 + out.splits[i].partition);
+    pc_ckpt_free(&out);
+    /* two readers claiming partition 1 */
+    b[0].partition = 2;
+    ck_assert_int_eq(pc_ckpt_merge(cks, 2, &out, err, sizeof err), PULSARC_ERR_INVALID_ARG);
+    ck_assert_msg(strstr(err, "claimed by reader 1 and by reader 0") ||
+                      strstr(err, "claimed by reader 0 and by reader 1"), "%s", err);
+    /* Shared readers all hold the split: merged once, finished only when all finished */
+    cks[0].shared = cks[1].shared = 1;
+    a[1].finished = 1;
+    ck_assert_int_eq(pc_ckpt_merge(cks, 2, &out, err, sizeof err), PULSARC_OK);
+    ck_assert_uint_eq(out.n, 2);
+    ck_assert(out.shared && out.splits[0].partition == 2 && !out.splits[0].finished);
+    pc_ckpt_free(&out);
+    /* mixed kinds, a missing reader, a reader given twice */
+    cks[0].shared = 0;
+    ck_assert_int_eq(pc_ckpt_merge(cks, 2, &out, err, sizeof err), PULSARC_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(err, "different subscription types"));
+    ck_assert_int_eq(pc_ckpt_merge(cks, 1, &out, err, sizeof err), PULSARC_ERR_INVALID_ARG);
+    ck_assert_msg(strstr(err, "but 1 checkpoints were given") != NULL, "%s", err);
+    cks[1].reader = 1;
+    cks[1].shared = 0;
+    ck_assert_int_eq(pc_ckpt_merge(cks, 2, &out, err, sizeof err), PULSARC_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(err, "given twice"));
+}
+END_TEST
+
+/* The assignment rule: deterministic, in range, a topic's partitions spread evenly. */
+START_TEST(test_assignment_rule) {
+    const char *t = "persistent://public/default/orders";
+    for (uint32_t n = 1; n <= 7; n++) {
+        int per[7] = {0};
+        for (int32_t p = 0; p < 14 * (int32_t)n; p++) {
+            uint32_t o = pc_assign_owner(t, p, n);
+            ck_assert_uint_lt(o, n);
+            ck_assert_uint_eq(o, pc_assign_owner(t, p, n));
+            per[o]++;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            ck_assert_int_eq(per[i], 14);
+    }
+    ck_assert_uint_eq(pc_assign_owner(t, -1, 4), pc_assign_owner(t, 0, 4));
+    ck_assert_uint_eq(pc_assign_owner(t, 3, 1), 0);
+    /* fixed value: murmur3_32("...orders") mod 4 is the starting reader */
+    ck_assert_uint_eq(pc_assign_owner(t, 1, 4),
+                      (pc_murmur3_32(t, strlen(t), 0) % 4 + 1) % 4);
+}
+END_TEST
+
 static Suite *checkpoint_suite(void) {
     Suite *s = suite_create("checkpoint");
     TCase *tc = tcase_create("blob");
     tcase_add_test(tc, test_round_trip);
+    tcase_add_test(tc, test_reader_round_trip_and_checked);
+    tcase_add_test(tc, test_merge_readers);
+    tcase_add_test(tc, test_assignment_rule);
     tcase_add_test(tc, test_decode_hand_written_bytes);
     tcase_add_test(tc, test_txn_fate_checked);
     tcase_add_test(tc, test_corrupt_blob_rejected);

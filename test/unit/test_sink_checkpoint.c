@@ -18,7 +18,7 @@ static pc_sink_state_t sample(pc_sink_txn_ref_t *txns) {
     txns[0] = (pc_sink_txn_ref_t){7, 1, 0x0102030405060708ull, PC_SINK_TXN_COMMIT};
     txns[1] = (pc_sink_txn_ref_t){8, 1, 42, PC_SINK_TXN_COMMIT};
     txns[2] = (pc_sink_txn_ref_t){8, 2, 43, PC_SINK_TXN_ABORT};
-    return (pc_sink_state_t){PULSARC_SINK_EXACTLY_ONCE, 8, 3, txns};
+    return (pc_sink_state_t){PULSARC_SINK_EXACTLY_ONCE, 8, 3, txns, 0, 1};
 }
 
 static uint8_t *encoded(size_t *len) {
@@ -64,9 +64,9 @@ END_TEST
 START_TEST(test_exact_layout_little_endian) {
     size_t len;
     uint8_t *b = encoded(&len);
-    ck_assert_uint_eq(len, 20 + 3 * 25 + 4);
+    ck_assert_uint_eq(len, 20 + 3 * 25 + 8 + 4); /* header, transactions, writer, CRC */
     ck_assert_mem_eq(b, "PSSK", 4);
-    ck_assert_int_eq(b[4], 1); /* version 1, LE */
+    ck_assert_int_eq(b[4], 2); /* version 2, LE */
     ck_assert_int_eq(b[5], 0);
     ck_assert_int_eq(b[6], PULSARC_SINK_EXACTLY_ONCE);
     ck_assert_int_eq(b[8], 8); /* checkpoint id, LE */
@@ -82,16 +82,60 @@ START_TEST(test_exact_layout_little_endian) {
 END_TEST
 
 START_TEST(test_empty_state) {
-    pc_sink_state_t st = {PULSARC_SINK_AT_LEAST_ONCE, 3, 0, NULL}, out;
+    pc_sink_state_t st = {PULSARC_SINK_AT_LEAST_ONCE, 3, 0, NULL, 0, 1}, out;
     uint8_t *b;
     size_t len;
     ck_assert_int_eq(pc_sink_state_encode(&st, &b, &len), PULSARC_OK);
-    ck_assert_uint_eq(len, 24);
+    ck_assert_uint_eq(len, 32);
     ck_assert_int_eq(pc_sink_state_decode(b, len, &out, NULL, 0), PULSARC_OK);
     ck_assert_uint_eq(out.ntxns, 0);
     ck_assert_uint_eq(out.checkpoint_id, 3);
     pc_sink_state_free(&out);
     free(b);
+}
+END_TEST
+
+/* A version 1 blob (before parallel writers) reads as writer 0 of 1. */
+START_TEST(test_version_1_is_writer_0_of_1) {
+    uint8_t b[24] = {'P', 'S', 'S', 'K', 1, 0, PULSARC_SINK_EXACTLY_ONCE, 0, 5};
+    fix_crc(b, sizeof b);
+    pc_sink_state_t st;
+    char err[160];
+    ck_assert_int_eq(pc_sink_state_decode(b, sizeof b, &st, err, sizeof err), PULSARC_OK);
+    ck_assert(st.writer == 0 && st.writers == 1 && st.checkpoint_id == 5 && st.ntxns == 0);
+    pc_sink_state_free(&st);
+}
+END_TEST
+
+START_TEST(test_writer_checked_and_merged) {
+    pc_sink_txn_ref_t t0[1] = {{4, 1, 10, PC_SINK_TXN_COMMIT}};
+    pc_sink_txn_ref_t t1[2] = {{4, 1, 11, PC_SINK_TXN_COMMIT}, {4, 1, 12, PC_SINK_TXN_ABORT}};
+    pc_sink_state_t sts[2] = {{PULSARC_SINK_EXACTLY_ONCE, 4, 2, t1, 1, 2},
+                              {PULSARC_SINK_EXACTLY_ONCE, 4, 1, t0, 0, 2}}, out;
+    char err[256];
+    uint8_t *b;
+    size_t len;
+    ck_assert_int_eq(pc_sink_state_encode(&sts[0], &b, &len), PULSARC_OK);
+    ck_assert_int_eq(pc_sink_state_decode(b, len, &out, err, sizeof err), PULSARC_OK);
+    ck_assert(out.writer == 1 && out.writers == 2);
+    pc_sink_state_free(&out);
+    b[len - 4 - 8] = 2; /* writer 2 of 2 */
+    fix_crc(b, len);
+    ck_assert_int_eq(pc_sink_state_decode(b, len, &out, err, sizeof err), PULSARC_ERR_MALFORMED);
+    ck_assert_msg(strstr(err, "writer 2 of 2") != NULL, "%s", err);
+    free(b);
+    ck_assert_int_eq(pc_sink_state_merge(sts, 2, &out, err, sizeof err), PULSARC_OK);
+    ck_assert(out.ntxns == 3 && out.writer == 0 && out.writers == 1 && out.checkpoint_id == 4);
+    pc_sink_state_free(&out);
+    ck_assert_int_eq(pc_sink_state_merge(sts, 1, &out, err, sizeof err), PULSARC_ERR_INVALID_ARG);
+    ck_assert_msg(strstr(err, "writer 1 of 2") != NULL, "%s", err);
+    sts[1].checkpoint_id = 3;
+    ck_assert_int_eq(pc_sink_state_merge(sts, 2, &out, err, sizeof err), PULSARC_ERR_INVALID_ARG);
+    ck_assert_msg(strstr(err, "different checkpoints") != NULL, "%s", err);
+    sts[1].checkpoint_id = 4;
+    sts[1].writer = 1;
+    ck_assert_int_eq(pc_sink_state_merge(sts, 2, &out, err, sizeof err), PULSARC_ERR_INVALID_ARG);
+    ck_assert_msg(strstr(err, "given twice") != NULL, "%s", err);
 }
 END_TEST
 
@@ -129,11 +173,11 @@ START_TEST(test_reasons) {
     ck_assert_int_eq(decode(b, len, err, sizeof err), PULSARC_ERR_MALFORMED);
     ck_assert_ptr_nonnull(strstr(err, "magic"));
     b[0] = 'P';
-    b[4] = 2; /* a version from the future */
+    b[4] = 3; /* a version from the future */
     fix_crc(b, len);
     ck_assert_int_eq(decode(b, len, err, sizeof err), PULSARC_ERR_MALFORMED);
     ck_assert_ptr_nonnull(strstr(err, "version"));
-    b[4] = 1;
+    b[4] = 2;
     b[20 + 24] = 9; /* unknown fate, CRC right */
     fix_crc(b, len);
     ck_assert_int_eq(decode(b, len, err, sizeof err), PULSARC_ERR_MALFORMED);
@@ -188,6 +232,8 @@ static Suite *sink_checkpoint_suite(void) {
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_exact_layout_little_endian);
     tcase_add_test(tc, test_empty_state);
+    tcase_add_test(tc, test_version_1_is_writer_0_of_1);
+    tcase_add_test(tc, test_writer_checked_and_merged);
     tcase_add_test(tc, test_every_flipped_bit_is_refused);
     tcase_add_test(tc, test_every_truncation_is_refused);
     tcase_add_test(tc, test_reasons);
