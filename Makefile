@@ -343,7 +343,7 @@ asan:
 # (a reader thread per partition, close from another thread) on a broker,
 # in build-tsan. A race makes the test program exit non-zero (TSan's
 # exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
-TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview
+TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel
 .PHONY: tsan tsan-run
 tsan:
 	$(MAKE) BUILD=build-tsan OPT='-O1 -g -fno-omit-frame-pointer' SAN='-fsanitize=thread' tsan-run

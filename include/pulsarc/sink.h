@@ -147,6 +147,16 @@ PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_producer_name(pulsarc_sink_bu
 PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_writer(pulsarc_sink_builder_t *b,
                                                          int64_t index, int64_t count,
                                                          char *errstr, size_t errlen);
+/**
+ * End-to-end encryption of everything the sink writes, as Flink's
+ * PulsarCrypto gives it: cb (opaque borrowed, must outlive the sink)
+ * supplies the public key of each name in pulsar.producer.encryptionKeys
+ * that pulsar.producer.cryptoPublicKeyPath does not give. Called on the
+ * thread that creates the sink's producers. NULL cb → INVALID_ARG.
+ */
+PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_crypto_key_reader(pulsarc_sink_builder_t *b,
+                                                                    pulsarc_crypto_key_reader_cb cb,
+                                                                    void *opaque);
 /** Delivery at write time + delay_ms (0: at once, the default). */
 PULSARC_API pulsarc_err_t pulsarc_sink_builder_set_delay(pulsarc_sink_builder_t *b,
                                                          uint64_t delay_ms);

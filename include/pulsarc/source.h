@@ -185,6 +185,17 @@ PULSARC_API pulsarc_err_t pulsarc_source_conf_set_reader(pulsarc_source_conf_t *
                                                          int64_t index, int64_t count,
                                                          char *errstr, size_t errlen);
 /**
+ * Decrypts end-to-end encrypted messages, as Flink's PulsarCrypto does for
+ * its source: cb (opaque borrowed, must outlive every source made from
+ * conf) supplies the private key a message's data key was wrapped with.
+ * Runs on the client's io thread. What happens to a message no key opens
+ * is pulsar.consumer.cryptoFailureAction's (FAIL by default). NULL cb →
+ * INVALID_ARG.
+ */
+PULSARC_API pulsarc_err_t pulsarc_source_conf_set_crypto_key_reader(pulsarc_source_conf_t *conf,
+                                                                   pulsarc_crypto_key_reader_cb cb,
+                                                                   void *opaque);
+/**
  * The reader (0..readers-1) that owns a split, as every Exclusive /
  * Failover reader computes it: with h = murmur3_32(full topic name
  * without partition suffix, seed 0), owner = (h mod readers +

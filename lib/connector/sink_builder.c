@@ -316,6 +316,16 @@ pulsarc_err_t pulsarc_sink_builder_set_delayer(pulsarc_sink_builder_t *b,
     return PULSARC_OK;
 }
 
+pulsarc_err_t pulsarc_sink_builder_set_crypto_key_reader(pulsarc_sink_builder_t *b,
+                                                        pulsarc_crypto_key_reader_cb cb,
+                                                        void *opaque) {
+    if (!b || !cb)
+        return PULSARC_ERR_INVALID_ARG;
+    b->s.key_reader = cb;
+    b->s.key_reader_opaque = opaque;
+    return PULSARC_OK;
+}
+
 pulsarc_err_t pulsarc_sink_builder_set_routing_mode(pulsarc_sink_builder_t *b,
                                                     pulsarc_sink_routing_t mode) {
     if (!b || (mode != PULSARC_SINK_ROUND_ROBIN && mode != PULSARC_SINK_KEY_HASH))
@@ -407,6 +417,8 @@ pulsarc_err_t pc_sink_client_conf(const pulsarc_sink_builder_t *b, pulsarc_conf_
         err = conf_apply(c, "schemaType", b->s.schema_type, errstr, errlen);
     if (!err && b->s.schema_evolution && b->s.schema_def)
         err = conf_apply(c, "schemaDefinition", b->s.schema_def, errstr, errlen);
+    if (!err && b->s.key_reader)
+        err = pulsarc_conf_set_crypto_key_reader(c, b->s.key_reader, b->s.key_reader_opaque);
     if (err) {
         pulsarc_conf_destroy(c);
         return err;

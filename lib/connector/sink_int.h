@@ -47,6 +47,8 @@ typedef struct pc_sink_settings {
     char *schema_type, *schema_def; /* pulsar.sink.schemaType / schemaDefinition */
     uint32_t writer_index;        /* this writer among writer_count (sink.parallelism) */
     uint32_t writer_count;        /* 0 or 1: the only writer */
+    pulsarc_crypto_key_reader_cb key_reader; /* set on every producer's conf; NULL: none */
+    void *key_reader_opaque;
 } pc_sink_settings_t;
 
 struct pulsarc_sink_builder_s {

@@ -113,6 +113,16 @@ static char *dup_or_null(const char *s, int *failed) {
     return d;
 }
 
+pulsarc_err_t pulsarc_source_conf_set_crypto_key_reader(pulsarc_source_conf_t *conf,
+                                                       pulsarc_crypto_key_reader_cb cb,
+                                                       void *opaque) {
+    if (!conf || !cb)
+        return PULSARC_ERR_INVALID_ARG;
+    conf->key_reader = cb;
+    conf->key_reader_opaque = opaque;
+    return PULSARC_OK;
+}
+
 pulsarc_err_t pc_source_conf_copy(pulsarc_source_conf_t *dst, const pulsarc_source_conf_t *src) {
     int failed = 0;
     *dst = *src;

@@ -38,6 +38,8 @@ struct pulsarc_source_conf_s {
     void *log_opaque;
     uint32_t reader_index;    /* this reader among reader_count (assign.c's rule) */
     uint32_t reader_count;    /* 1: the source reads every split */
+    pulsarc_crypto_key_reader_cb key_reader; /* set on every split's consumer; NULL: none */
+    void *key_reader_opaque;
 };
 
 /* Ids emitted but not yet acknowledged, for Shared / Key_Shared commits. */

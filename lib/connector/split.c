@@ -198,6 +198,9 @@ pulsarc_err_t pc_split_consumer_conf(const pulsarc_source_t *src, pulsarc_conf_t
                                src->conf.key_shared_ooo ? "true" : "false", errstr, errlen);
     if (!err)
         err = set_schema(src, c, errstr, errlen);
+    if (!err && src->conf.key_reader)
+        err = pulsarc_conf_set_crypto_key_reader(c, src->conf.key_reader,
+                                                 src->conf.key_reader_opaque);
     if (err)
         pulsarc_conf_destroy(c);
     else
