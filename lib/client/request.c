@@ -71,10 +71,18 @@ static void note_progress(pc_request_t *r) {
     }
 }
 
-/* The lookup named an owner and no connection to it came up. */
+/*
+ * The topic's owner could not be reached. Either the lookup named it and no
+ * connection to it came up (refused, closed, or turned away by the proxy in
+ * front of it; which error does not matter, retry_after has ruled out the
+ * final ones), or the lookup itself was answered ServiceNotReady: a proxy
+ * answers so when it cannot reach the owner to ask, a broker while the
+ * topic's bundle is between owners. Not a lookup that got no answer: the
+ * service URL being down is the ordinary schedule's case.
+ */
 static int owner_unreachable(const pc_request_t *r, pulsarc_err_t err) {
-    return r->stage == PC_RSTAGE_LOOKED_UP &&
-           (err == PULSARC_ERR_CONNECT || err == PULSARC_ERR_DISCONNECTED);
+    return r->stage == PC_RSTAGE_LOOKED_UP ||
+           (r->stage == PC_RSTAGE_NONE && err == PULSARC_ERR_BROKER_SERVICE_NOT_READY);
 }
 
 int64_t pc_request_next_delay(pc_request_t *r, pulsarc_err_t err) {

@@ -18,11 +18,14 @@
  * only rise, so this happens at most twice per run and a broker failing
  * always at the same step is still retried on the doubling schedule.
  *
- * Except for one step: a lookup named the owner and the connection to it
- * failed (refused, or closed before it was ready). That is what a broker
- * killed without notice looks like until its ownership lapses: lookups go
- * on naming it for as long as its metadata session lives (tens of
- * seconds), each connect is refused at once, and on the doubling schedule
+ * Except when the owner cannot be reached: a lookup named it and the
+ * connection to it failed (refused, closed before it was ready, or turned
+ * away by the proxy in front of it), or the lookup was answered
+ * ServiceNotReady (what a proxy answers when the owner it asks is gone).
+ * That is what a broker killed without notice looks like until its
+ * ownership lapses: lookups go on naming it for as long as its metadata
+ * session lives (tens of seconds), each attempt fails at once, and on the
+ * doubling schedule
  * the next attempt after a live broker takes over would be as far away as
  * all the time spent so far. Those failures retry, each with a fresh
  * lookup, on a schedule of their own, from the initial delay doubling to
@@ -107,8 +110,8 @@ void pc_request_attempt(pc_request_t *r);
 void pc_request_failed(pc_request_t *r, pulsarc_err_t err, const char *msg);
 /*
  * The delay before the next attempt after the one under way failed with
- * err, on the schedule its stage calls for (the policy above); advances
- * that schedule. No side effect beyond the request's backoff state.
+ * err, on the schedule its stage and err call for (the policy above);
+ * advances that schedule. No side effect beyond the request's backoff state.
  */
 int64_t pc_request_next_delay(pc_request_t *r, pulsarc_err_t err);
 /* Another attempt after delay_ms. */

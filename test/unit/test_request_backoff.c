@@ -4,11 +4,14 @@
  * the stage its attempt reached and failed with an error, and the delays
  * it picks are checked against the policy in request.h:
  *   - a connection to an owner the lookup just named that fails (refused,
- *     or closed before ready) retries from the initial delay doubling only
- *     up to PC_REQUEST_OWNER_MAX_MS, for PC_REQUEST_OWNER_TRIES attempts,
- *     and then on the ordinary doubling schedule;
- *   - lookups that fail, and other failures after a lookup, double up to
- *     the configured maximum as before;
+ *     closed before ready, turned away by a proxy) retries from the initial
+ *     delay doubling only up to PC_REQUEST_OWNER_MAX_MS, for
+ *     PC_REQUEST_OWNER_TRIES attempts, and then on the ordinary doubling
+ *     schedule;
+ *   - so does a lookup answered ServiceNotReady (a proxy that could not
+ *     reach the owner);
+ *   - lookups that get no answer, and requests that fail once connected,
+ *     double up to the configured maximum as before;
  *   - a success starts both schedules over.
  * Delays carry up to 10% jitter below the nominal value, so bounds are
  * checked, never exact values beyond the first.
@@ -58,13 +61,17 @@ START_TEST(test_refused_owner_capped) {
 }
 END_TEST
 
-/* A connection to the owner closed before it was ready counts the same. */
+/* A connection to the owner closed before it was ready, or a proxy's
+ * refusal to reach it, counts the same. */
 START_TEST(test_owner_closed_in_handshake_capped) {
     pc_request_t r;
     init_request(&r, MAX_MS);
-    for (int i = 0; i < 20; i++)
+    for (int i = 0; i < 10; i++) {
         ck_assert_int_le(fail_at(&r, PC_RSTAGE_LOOKED_UP, PULSARC_ERR_DISCONNECTED),
                          PC_REQUEST_OWNER_MAX_MS);
+        ck_assert_int_le(fail_at(&r, PC_RSTAGE_LOOKED_UP, PULSARC_ERR_BROKER_SERVICE_NOT_READY),
+                         PC_REQUEST_OWNER_MAX_MS);
+    }
 }
 END_TEST
 
@@ -83,22 +90,40 @@ START_TEST(test_quick_attempts_bounded) {
 }
 END_TEST
 
-/* Lookups that fail are not the owner's fault: they double past the cap. */
+/* A lookup a proxy answers ServiceNotReady (it could not reach the owner)
+ * is the same outage seen from behind the proxy. */
+START_TEST(test_lookup_not_ready_capped) {
+    pc_request_t r;
+    init_request(&r, MAX_MS);
+    for (int i = 0; i < 20; i++) {
+        assert_near(fail_at(&r, PC_RSTAGE_NONE, PULSARC_ERR_BROKER_SERVICE_NOT_READY),
+                    nominal(2 * i, PC_REQUEST_OWNER_MAX_MS));
+        assert_near(fail_at(&r, PC_RSTAGE_LOOKED_UP, PULSARC_ERR_DISCONNECTED),
+                    nominal(2 * i + 1, PC_REQUEST_OWNER_MAX_MS));
+    }
+    ck_assert_int_eq(r.owner_tries, 40);
+}
+END_TEST
+
+/* Lookups that get no answer (the service URL down, timed out) double past the cap. */
 START_TEST(test_failed_lookups_double) {
     pc_request_t r;
     init_request(&r, MAX_MS);
-    for (int i = 0; i < 12; i++)
-        assert_near(fail_at(&r, PC_RSTAGE_NONE, PULSARC_ERR_CONNECT), nominal(i, MAX_MS));
+    for (int i = 0; i < 12; i++) {
+        pulsarc_err_t err = i % 2 ? PULSARC_ERR_CONNECT : PULSARC_ERR_TIMEOUT;
+        assert_near(fail_at(&r, PC_RSTAGE_NONE, err), nominal(i, MAX_MS));
+    }
     ck_assert_int_eq(r.owner_tries, 0);
 }
 END_TEST
 
-/* After a lookup, only a failed connection is quick: a timeout doubles. */
-START_TEST(test_other_errors_after_lookup_double) {
+/* Once connected, a failed request is the broker's answer: it doubles. */
+START_TEST(test_failed_requests_double) {
     pc_request_t r;
     init_request(&r, MAX_MS);
     for (int i = 0; i < 12; i++)
-        assert_near(fail_at(&r, PC_RSTAGE_LOOKED_UP, PULSARC_ERR_TIMEOUT), nominal(i, MAX_MS));
+        assert_near(fail_at(&r, PC_RSTAGE_SENT, PULSARC_ERR_BROKER_SERVICE_NOT_READY),
+                    nominal(i, MAX_MS));
     ck_assert_int_eq(r.owner_tries, 0);
 }
 END_TEST
@@ -149,8 +174,9 @@ static Suite *request_backoff_suite(void) {
     tcase_add_test(tc, test_refused_owner_capped);
     tcase_add_test(tc, test_owner_closed_in_handshake_capped);
     tcase_add_test(tc, test_quick_attempts_bounded);
+    tcase_add_test(tc, test_lookup_not_ready_capped);
     tcase_add_test(tc, test_failed_lookups_double);
-    tcase_add_test(tc, test_other_errors_after_lookup_double);
+    tcase_add_test(tc, test_failed_requests_double);
     tcase_add_test(tc, test_interleaved_lookup_failures);
     tcase_add_test(tc, test_success_resets);
     tcase_add_test(tc, test_small_max_kept);
