@@ -75,10 +75,10 @@ static void note_progress(pc_request_t *r) {
  * The topic's owner could not be reached. Either the lookup named it and no
  * connection to it came up (refused, closed, or turned away by the proxy in
  * front of it; which error does not matter, retry_after has ruled out the
- * final ones), or the lookup itself was answered ServiceNotReady: a proxy
- * answers so when it cannot reach the owner to ask, a broker while the
- * topic's bundle is between owners. Not a lookup that got no answer: the
- * service URL being down is the ordinary schedule's case.
+ * final ones), or the lookup itself was answered ServiceNotReady, which is
+ * what a proxy answers when the owner it asks refuses its connection. Not
+ * a lookup that got no answer: the service URL being down is the ordinary
+ * schedule's case.
  */
 static int owner_unreachable(const pc_request_t *r, pulsarc_err_t err) {
     return r->stage == PC_RSTAGE_LOOKED_UP ||
