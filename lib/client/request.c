@@ -51,6 +51,9 @@ void pc_request_init(pc_request_t *r, const pc_request_ops_t *ops, pulsarc_clien
     r->conn_flags = 0;
     r->deadline = -1;
     pc_backoff_init(&r->backoff, initial_ms, max_ms);
+    pc_backoff_init(&r->owner_backoff, initial_ms,
+                    max_ms < PC_REQUEST_OWNER_MAX_MS ? max_ms : PC_REQUEST_OWNER_MAX_MS);
+    r->owner_tries = 0;
     r->stage = r->best_stage = PC_RSTAGE_NONE;
     pc_timer_init(&r->timer, attempt_timer, r);
 }
@@ -68,11 +71,33 @@ static void note_progress(pc_request_t *r) {
     }
 }
 
+/*
+ * The topic's owner could not be reached. Either the lookup named it and no
+ * connection to it came up (refused, closed, or turned away by the proxy in
+ * front of it; which error does not matter, retry_after has ruled out the
+ * final ones), or the lookup itself was answered ServiceNotReady, which is
+ * what a proxy answers when the owner it asks refuses its connection. Not
+ * a lookup that got no answer: the service URL being down is the ordinary
+ * schedule's case.
+ */
+static int owner_unreachable(const pc_request_t *r, pulsarc_err_t err) {
+    return r->stage == PC_RSTAGE_LOOKED_UP ||
+           (r->stage == PC_RSTAGE_NONE && err == PULSARC_ERR_BROKER_SERVICE_NOT_READY);
+}
+
+int64_t pc_request_next_delay(pc_request_t *r, pulsarc_err_t err) {
+    note_progress(r);
+    if (owner_unreachable(r, err) && r->owner_tries < PC_REQUEST_OWNER_TRIES) {
+        r->owner_tries++;
+        return pc_backoff_next(&r->owner_backoff);
+    }
+    return pc_backoff_next(&r->backoff);
+}
+
 void pc_request_failed(pc_request_t *r, pulsarc_err_t err, const char *msg) {
     PC_RTRACE(r, "attempt failed at stage %d: %s: %s", r->stage, pulsarc_errname(err),
               msg ? msg : "");
-    note_progress(r);
-    int64_t delay = pc_backoff_next(&r->backoff);
+    int64_t delay = pc_request_next_delay(r, err);
     int out_of_time = r->deadline >= 0 && pc_now_ms() + delay > r->deadline;
     if (!r->ops->retry_after(r, err) || out_of_time)
         r->ops->on_failed(r, err, msg);
@@ -83,6 +108,8 @@ void pc_request_failed(pc_request_t *r, pulsarc_err_t err, const char *msg) {
 void pc_request_succeeded(pc_request_t *r) {
     r->best_stage = PC_RSTAGE_NONE;
     pc_backoff_reset(&r->backoff);
+    pc_backoff_reset(&r->owner_backoff);
+    r->owner_tries = 0;
 }
 
 void pc_request_stop(pc_request_t *r) { pc_timer_stop(r->client->loop, &r->timer); }

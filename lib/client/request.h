@@ -18,6 +18,21 @@
  * only rise, so this happens at most twice per run and a broker failing
  * always at the same step is still retried on the doubling schedule.
  *
+ * Except when the owner cannot be reached: a lookup named it and the
+ * connection to it failed (refused, closed before it was ready, or turned
+ * away by the proxy in front of it), or the lookup was answered
+ * ServiceNotReady (what a proxy answers when the owner it asks is gone).
+ * That is what a broker killed without notice looks like until its
+ * ownership lapses: lookups go on naming it for as long as its metadata
+ * session lives (tens of seconds), each attempt fails at once, and on the
+ * doubling schedule
+ * the next attempt after a live broker takes over would be as far away as
+ * all the time spent so far. Those failures retry, each with a fresh
+ * lookup, on a schedule of their own, from the initial delay doubling to
+ * PC_REQUEST_OWNER_MAX_MS, for at most PC_REQUEST_OWNER_TRIES attempts per
+ * run of failures; beyond that the ordinary schedule takes over, so an
+ * owner that stays unreachable is not asked for every second forever.
+ *
  * PULSARC_DEBUG=reconnect traces every step with a monotonic timestamp,
  * the request's address and its topic.
  *
@@ -31,6 +46,11 @@
 
 /* How far an attempt got: lookup answered, request sent. */
 enum { PC_RSTAGE_NONE = 0, PC_RSTAGE_LOOKED_UP = 1, PC_RSTAGE_SENT = 2 };
+
+/* The cap of the delay after failing to reach an owner a lookup named. */
+#define PC_REQUEST_OWNER_MAX_MS 1000
+/* Attempts per run of failures on that schedule (about two minutes at the cap). */
+#define PC_REQUEST_OWNER_TRIES 120
 
 typedef struct pc_request pc_request_t;
 
@@ -72,6 +92,8 @@ struct pc_request {
     int conn_flags;          /* PC_CONN_F_*: what kind of pooled connection to use */
     int64_t deadline;        /* no retry after it; <0: retry for ever */
     pc_backoff_t backoff;    /* failed attempts; reset by a success */
+    pc_backoff_t owner_backoff; /* failed connections to a looked-up owner */
+    int owner_tries;         /* attempts on owner_backoff since the last success */
     int stage;               /* PC_RSTAGE_* of the attempt under way */
     int best_stage;          /* furthest stage since the last success */
     pc_timer_t timer;        /* the next attempt */
@@ -86,6 +108,12 @@ void pc_request_start(pc_request_t *r, int timeout_ms);
 void pc_request_attempt(pc_request_t *r);
 /* The attempt under way failed: retry after the backoff, or give up (on_failed). */
 void pc_request_failed(pc_request_t *r, pulsarc_err_t err, const char *msg);
+/*
+ * The delay before the next attempt after the one under way failed with
+ * err, on the schedule its stage and err call for (the policy above);
+ * advances that schedule. No side effect beyond the request's backoff state.
+ */
+int64_t pc_request_next_delay(pc_request_t *r, pulsarc_err_t err);
 /* Another attempt after delay_ms. */
 void pc_request_retry_in(pc_request_t *r, int64_t delay_ms);
 /* The request succeeded: the next run of failures starts the backoff over. */
