@@ -121,7 +121,7 @@ struct pc_conn {
 };
 
 static void conn_on_io(void *arg, uint32_t events);
-static void flush_out(pc_conn_t *c);
+static void write_queued_now(pc_conn_t *c);
 static int may_write(const pc_conn_t *c);
 static void try_next_addr(pc_conn_t *c, const char *last_error);
 
@@ -213,8 +213,8 @@ void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
         pc_conn_unref(c);
     }
     if (c->fd >= 0) {
-        if (was_writable && c->wbuf.len > 0)
-            flush_out(c); /* what was queued this turn still goes, as it did before coalescing */
+        if (was_writable)
+            write_queued_now(c);
         pc_io_del(c->loop, &c->io);
         pc_tx_free(c->tx); /* before close(): TLS may send close_notify */
         c->tx = NULL;
@@ -252,6 +252,10 @@ static void update_interest(pc_conn_t *c) {
  * go on sending): a write failure only marks, and the close runs next turn. */
 static void on_write_failed(void *arg) {
     pc_conn_t *c = arg;
+    if (c->state == ST_CLOSED) { /* closed meanwhile: its transport is gone */
+        pc_conn_unref(c);
+        return;
+    }
     if (c->fail_eof)
         closef(c, PULSARC_ERR_DISCONNECTED, "%s closed the connection%s", NULL);
     else
@@ -287,6 +291,18 @@ static void flush_out(pc_conn_t *c) {
 }
 
 static int may_write(const pc_conn_t *c) { return c->state == ST_READY || c->state == ST_HANDSHAKE; }
+
+/* On close: what this turn queued still leaves, as it would have before
+ * writes were put off to the turn's end. Best effort, and a failure arms
+ * nothing (the connection is going anyway). */
+static void write_queued_now(pc_conn_t *c) {
+    while (c->wbuf.len > 0 && !c->write_failed) {
+        size_t n = 0;
+        if (pc_tx_write(c->tx, c->wbuf.data, c->wbuf.len, &n) != PC_TX_OK)
+            return;
+        pc_buf_consume(&c->wbuf, n);
+    }
+}
 
 static void flush_at_turn_end(void *arg) {
     pc_conn_t *c = arg;
