@@ -69,17 +69,19 @@ int pc_cbq_init(pc_cbq_t *q, int own_thread) {
     return 0;
 }
 
-void pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it) {
-    it->next = NULL;
+void pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last) {
+    last->next = NULL;
     pthread_mutex_lock(&q->lock);
     if (q->tail)
-        q->tail->next = it;
+        q->tail->next = first;
     else
-        q->head = it;
-    q->tail = it;
+        q->head = first;
+    q->tail = last;
     pthread_cond_broadcast(&q->cond);
     pthread_mutex_unlock(&q->lock);
 }
+
+void pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it) { pc_cbq_push_chain(q, it, it); }
 
 int pc_cbq_poll(pc_cbq_t *q, int timeout_ms) {
     struct timespec dl;

@@ -21,6 +21,8 @@ typedef struct pc_cbq {
 int pc_cbq_init(pc_cbq_t *q, int own_thread);
 /* Any thread. */
 void pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it);
+/* Any thread: appends first..last (already linked by next) with one wake-up. */
+void pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last);
 /* Runs queued items on the caller's thread, waiting up to timeout_ms for one. */
 int pc_cbq_poll(pc_cbq_t *q, int timeout_ms);
 /* Drains everything, stops the thread. Not from a callback. */

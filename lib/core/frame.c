@@ -138,8 +138,10 @@ static pulsarc_err_t guard_command(const uint8_t *p, uint32_t cmdlen, char *errs
 
 static pulsarc_err_t parse_command(const uint8_t *p, uint32_t cmdlen, pc_frame_t *out,
                                    char *errstr, size_t errlen) {
-    /* MESSAGE, the one command that comes per entry, is decoded by hand. */
-    if ((out->cmd = pc_fast_message_cmd(p, cmdlen, out->alloc))) {
+    /* MESSAGE and SEND_RECEIPT, the commands that come per entry, are
+     * decoded by hand. */
+    if ((out->cmd = pc_fast_message_cmd(p, cmdlen, out->alloc)) ||
+        (out->cmd = pc_fast_receipt_cmd(p, cmdlen, out->alloc))) {
         out->fast = 1;
         return PULSARC_OK;
     }
@@ -218,10 +220,55 @@ pulsarc_err_t pc_frame_encode(pc_buf_t *out, const pc_cmd_t *cmd) {
     return PULSARC_OK;
 }
 
+/*
+ * protobuf-c sizes and packs a BaseCommand by walking all of its seventy
+ * optional bodies, twice. A SEND (one per entry a producer writes) sets
+ * only the type and its body, so those two are written here, byte for byte
+ * what protobuf-c writes, and only CommandSend goes through protobuf-c.
+ */
+static int is_plain_send(const pc_cmd_t *cmd) {
+    return cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__SEND && cmd->send != NULL;
+}
+
+static size_t varint_len(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* type (field 1) and send (field 6): two keys, the type, the body's length. */
+static size_t send_packed_size(const pc_cmd_t *cmd, size_t *body_len) {
+    *body_len = pulsar__proto__command_send__get_packed_size(cmd->send);
+    return 1 + varint_len((uint64_t)cmd->type) + 1 + varint_len(*body_len) + *body_len;
+}
+
+static void send_pack(const pc_cmd_t *cmd, size_t body_len, uint8_t *p) {
+    *p++ = 0x08; /* field 1, varint */
+    p = put_varint(p, (uint64_t)cmd->type);
+    *p++ = 0x32; /* field 6, length-delimited */
+    p = put_varint(p, body_len);
+    pulsar__proto__command_send__pack(cmd->send, p);
+}
+
 pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
                                           const uint8_t *meta, size_t meta_len,
                                           const void *payload, size_t payload_len) {
-    size_t cmdlen = pulsar__proto__base_command__get_packed_size(cmd);
+    size_t body_len = 0;
+    int plain_send = is_plain_send(cmd);
+    size_t cmdlen = plain_send ? send_packed_size(cmd, &body_len)
+                               : pulsar__proto__base_command__get_packed_size(cmd);
     size_t tail = 4 + meta_len + payload_len; /* what the CRC covers */
     if (meta_len > UINT32_MAX || payload_len > UINT32_MAX || cmdlen + tail > UINT32_MAX - 16)
         return PULSARC_ERR_MSG_TOO_BIG;
@@ -231,7 +278,10 @@ pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
         return err;
     pc_buf_put_u32(out, (uint32_t)total);
     pc_buf_put_u32(out, (uint32_t)cmdlen);
-    pulsar__proto__base_command__pack(cmd, out->data + out->len);
+    if (plain_send)
+        send_pack(cmd, body_len, out->data + out->len);
+    else
+        pulsar__proto__base_command__pack(cmd, out->data + out->len);
     out->len += cmdlen;
     pc_buf_put_u16(out, PC_MAGIC_CRC32C);
     size_t crc_at = out->len;

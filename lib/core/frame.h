@@ -31,7 +31,7 @@ typedef Pulsar__Proto__BaseCommand pc_cmd_t;
 typedef struct pc_frame {
     pc_cmd_t *cmd;               /* owned: free with pc_frame_clear() */
     ProtobufCAllocator *alloc;   /* what cmd was unpacked with (NULL: malloc) */
-    int fast;                    /* cmd came from pc_fast_message_cmd (core/pbfast.h) */
+    int fast;                    /* cmd came from a pc_fast_*_cmd decoder (core/pbfast.h) */
     int has_payload;             /* the frame had a payload section */
     const uint8_t *bem;          /* raw BrokerEntryMetadata, or NULL */
     size_t bem_len;

@@ -1,6 +1,7 @@
 /*
  * Hand-written decoders for the two messages every received entry carries:
- * the MESSAGE command and its MessageMetadata. They fill the same
+ * the MESSAGE command and its MessageMetadata, and for the receipt of every
+ * sent entry (SEND_RECEIPT). They fill the same
  * protobuf-c structs as the generated unpack (so the rest of the code does
  * not care which ran), but only for the fields they know; on anything else
  * (an unknown or repeated-message field, a wrong wire type, a missing
@@ -22,6 +23,9 @@
  * alloc (NULL: malloc); free it with pc_fast_cmd_free. NULL: use protobuf-c.
  */
 Pulsar__Proto__BaseCommand *pc_fast_message_cmd(const uint8_t *p, size_t len,
+                                                ProtobufCAllocator *alloc);
+/* The same for a BaseCommand of type SEND_RECEIPT. */
+Pulsar__Proto__BaseCommand *pc_fast_receipt_cmd(const uint8_t *p, size_t len,
                                                 ProtobufCAllocator *alloc);
 void pc_fast_cmd_free(Pulsar__Proto__BaseCommand *cmd, ProtobufCAllocator *alloc);
 

@@ -2,7 +2,9 @@
  * Design notes: the loop owns one thread that runs everything stateful in a
  * client: sockets (epoll), timers (a binary min-heap of timers embedded in
  * their owners) and closures posted from application threads (a mutex-held
- * list, woken through an eventfd). Application threads only ever touch the
+ * list, woken through an eventfd that is written only when a post finds
+ * the loop asleep; an awake loop checks the list before it sleeps again).
+ * Application threads only ever touch the
  * post queue. Stopping drains the queue first so that every posted closure
  * runs exactly once or is refused at post time — never lost. Objects
  * whose pc_io_t may sit in the current epoll batch are freed through
@@ -37,6 +39,7 @@ struct pc_loop {
     post_t *head, *tail;
     int stopping;
     int holds; /* promised post_held() calls still to come */
+    int sleeping; /* the thread is in (or entering) epoll_wait with an empty queue */
     pc_timer_t **heap;
     size_t nheap, capheap;
     pc_defer_t *deferred; /* loop thread only: runs after the current batch */
@@ -176,14 +179,16 @@ static pulsarc_err_t enqueue(pc_loop_t *l, pc_loop_fn fn, void *arg, int held) {
     }
     if (held)
         l->holds--;
-    int was_empty = l->head == NULL;
+    /* An awake loop looks at the queue before it sleeps again: only a post
+     * into the empty queue of a sleeping loop needs the eventfd. */
+    int wake = l->head == NULL && l->sleeping;
     if (l->tail)
         l->tail->next = p;
     else
         l->head = p;
     l->tail = p;
     pthread_mutex_unlock(&l->lock);
-    if (was_empty) {
+    if (wake) {
         uint64_t one = 1;
         ssize_t r = write(l->evfd, &one, sizeof one);
         (void)r; /* a full counter still wakes the loop */
@@ -206,11 +211,14 @@ void pc_loop_post_held(pc_loop_t *l, pc_loop_fn fn, void *arg) {
         usleep(1000); /* only on OOM: the promised result must arrive */
 }
 
-/* Runs everything queued. */
-static void run_posts(pc_loop_t *l) {
+static void drain_eventfd(pc_loop_t *l) {
     uint64_t n;
     ssize_t r = read(l->evfd, &n, sizeof n);
     (void)r;
+}
+
+/* Runs everything queued. */
+static void run_posts(pc_loop_t *l) {
     pthread_mutex_lock(&l->lock);
     post_t *p = l->head;
     l->head = l->tail = NULL;
@@ -242,13 +250,38 @@ static void run_deferred(pc_loop_t *l) {
     }
 }
 
+/*
+ * Marks the loop asleep unless posts are waiting; returns the epoll timeout:
+ * 0 (just poll the sockets) when there is queued work, so posts made while
+ * the loop was awake need no eventfd write.
+ */
+static int prepare_wait(pc_loop_t *l) {
+    pthread_mutex_lock(&l->lock);
+    int busy = l->head != NULL;
+    l->sleeping = !busy;
+    pthread_mutex_unlock(&l->lock);
+    return busy ? 0 : next_timeout(l);
+}
+
+/* After a turn: 1 once stopping and nothing more can arrive. */
+static int should_exit(pc_loop_t *l) {
+    pthread_mutex_lock(&l->lock);
+    int done = l->stopping && l->head == NULL && l->holds == 0;
+    pthread_mutex_unlock(&l->lock);
+    return done;
+}
+
 static void *loop_main(void *arg) {
     pc_loop_t *l = arg;
     struct epoll_event evs[64];
     for (;;) {
-        int n = epoll_wait(l->epfd, evs, 64, next_timeout(l));
+        int n = epoll_wait(l->epfd, evs, 64, prepare_wait(l));
+        pthread_mutex_lock(&l->lock);
+        l->sleeping = 0;
+        pthread_mutex_unlock(&l->lock);
         for (int i = 0; i < n; i++) {
             if (evs[i].data.ptr == NULL) {
+                drain_eventfd(l);
                 run_posts(l);
                 continue;
             }
@@ -256,18 +289,11 @@ static void *loop_main(void *arg) {
             if (io->fd >= 0)
                 io->fn(io->arg, evs[i].events);
         }
+        run_posts(l); /* what was posted while awake, without an eventfd */
         run_due_timers(l);
         run_deferred(l);
-        pthread_mutex_lock(&l->lock);
-        int stop = l->stopping;
-        pthread_mutex_unlock(&l->lock);
-        if (stop) {
-            pthread_mutex_lock(&l->lock);
-            int empty = l->head == NULL && l->holds == 0;
-            pthread_mutex_unlock(&l->lock);
-            if (empty)
-                break;
-        }
+        if (should_exit(l))
+            break;
     }
     return NULL;
 }

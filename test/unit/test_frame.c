@@ -394,6 +394,42 @@ START_TEST(test_encode_send_golden) {
 }
 END_TEST
 
+/* The SEND command is written without protobuf-c's BaseCommand pack: its
+ * bytes must still be exactly what protobuf-c writes, with every field of
+ * CommandSend set to values that take multi-byte varints. */
+START_TEST(test_encode_send_matches_protobuf_c) {
+    Pulsar__Proto__CommandSend s;
+    pc_cmd_t cmd;
+    send_cmd(&cmd, &s);
+    s.producer_id = UINT64_MAX;
+    s.sequence_id = (uint64_t)1 << 40;
+    s.has_num_messages = 1;
+    s.num_messages = 1000;
+    s.has_highest_sequence_id = 1;
+    s.highest_sequence_id = ((uint64_t)1 << 40) + 999;
+    s.has_txnid_most_bits = s.has_txnid_least_bits = 1;
+    s.txnid_most_bits = 123456789;
+    s.txnid_least_bits = UINT64_MAX - 1;
+    s.has_is_chunk = s.is_chunk = 1;
+    pc_buf_t b;
+    pc_buf_init(&b, 0);
+    ck_assert_int_eq(pc_frame_encode_payload_raw(&b, &cmd, (const uint8_t *)"m", 1, "x", 1), PULSARC_OK);
+    size_t n = pulsar__proto__base_command__get_packed_size(&cmd);
+    uint8_t want[256];
+    ck_assert_uint_lt(n, sizeof want);
+    pulsar__proto__base_command__pack(&cmd, want);
+    ck_assert_uint_eq(pc_rd_u32(b.data + 4), n);
+    ck_assert_mem_eq(b.data + 8, want, n);
+    pc_frame_t f;
+    char err[256] = "";
+    ck_assert_int_eq(parse_exact(b.data, b.len, MAX_FRAME, &f, err, sizeof err), (long)b.len);
+    ck_assert_uint_eq(f.cmd->send->producer_id, UINT64_MAX);
+    ck_assert_uint_eq(f.cmd->send->txnid_least_bits, UINT64_MAX - 1);
+    pc_frame_clear(&f);
+    pc_buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_encode_send_raw_empty_payload) {
     Pulsar__Proto__CommandSend s;
     pc_cmd_t cmd;
@@ -945,6 +981,7 @@ static Suite *frame_suite(void) {
     tcase_add_test(t, test_encode_connect_golden);
     tcase_add_test(t, test_encode_appends);
     tcase_add_test(t, test_encode_send_golden);
+    tcase_add_test(t, test_encode_send_matches_protobuf_c);
     tcase_add_test(t, test_encode_send_raw_empty_payload);
     suite_add_tcase(s, t);
 

@@ -212,6 +212,68 @@ START_TEST(message_cmd_declines_the_rest) {
 }
 END_TEST
 
+/* ---------- SEND_RECEIPT command ---------- */
+
+/* A SEND_RECEIPT with random optional parts; not plain: an id with an ack_set. */
+static bytes_t random_receipt_cmd(int plain) {
+    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    Pulsar__Proto__CommandSendReceipt r = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    Pulsar__Proto__BaseCommand c = PULSAR__PROTO__BASE_COMMAND__INIT;
+    id.ledgerid = rnd_varint();
+    id.entryid = rnd_varint();
+    id.has_partition = rnd() % 2, id.partition = (int32_t)rnd_varint();
+    id.has_batch_index = rnd() % 3 == 0, id.batch_index = (int32_t)rnd_varint();
+    r.producer_id = rnd_varint();
+    r.sequence_id = rnd_varint();
+    r.message_id = rnd() % 4 ? &id : NULL; /* absent in some broker answers */
+    r.has_highest_sequence_id = rnd() % 2, r.highest_sequence_id = rnd_varint();
+    if (!plain && rnd() % 2) {
+        id.n_ack_set = 1;
+        id.ack_set = acks;
+        acks[0] = 5;
+        r.message_id = &id;
+    }
+    c.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
+    c.send_receipt = &r;
+    return pack_msg(&c.base);
+}
+
+static void check_receipt_bytes(const bytes_t *b, int must_take) {
+    Pulsar__Proto__BaseCommand *fast = pc_fast_receipt_cmd(b->b, b->n, NULL);
+    ProtobufCMessage *ref = ref_cmd(b);
+    if (must_take)
+        ck_assert_msg(fast != NULL, "fast decoder declined a plain SEND_RECEIPT command");
+    same_as_reference(fast ? &fast->base : NULL, ref);
+    pc_fast_cmd_free(fast, NULL);
+    if (ref)
+        protobuf_c_message_free_unpacked(ref, NULL);
+}
+
+START_TEST(receipt_cmd_matches_protobuf_c) {
+    for (int i = 0; i < 3000; i++) {
+        bytes_t b = random_receipt_cmd(1);
+        check_receipt_bytes(&b, 1);
+        free(b.b);
+    }
+}
+END_TEST
+
+START_TEST(receipt_cmd_prefixes_and_corruptions) {
+    prefixes_and_corruptions(random_receipt_cmd, check_receipt_bytes);
+}
+END_TEST
+
+START_TEST(receipt_cmd_declines_the_rest) {
+    /* a MESSAGE is not a receipt, and a receipt is not a MESSAGE */
+    bytes_t m = random_message_cmd(1);
+    ck_assert_ptr_null(pc_fast_receipt_cmd(m.b, m.n, NULL));
+    free(m.b);
+    bytes_t r = random_receipt_cmd(1);
+    ck_assert_ptr_null(pc_fast_message_cmd(r.b, r.n, NULL));
+    free(r.b);
+}
+END_TEST
+
 /* ---------- MessageMetadata ---------- */
 
 static char *rnd_str(char *buf, size_t cap) {
@@ -334,6 +396,9 @@ static Suite *pbfast_suite(void) {
     tcase_add_test(t, message_cmd_matches_protobuf_c);
     tcase_add_test(t, message_cmd_prefixes_and_corruptions);
     tcase_add_test(t, message_cmd_declines_the_rest);
+    tcase_add_test(t, receipt_cmd_matches_protobuf_c);
+    tcase_add_test(t, receipt_cmd_prefixes_and_corruptions);
+    tcase_add_test(t, receipt_cmd_declines_the_rest);
     suite_add_tcase(s, t);
     t = tcase_create("metadata");
     tcase_set_timeout(t, 60);

@@ -208,6 +208,45 @@ START_TEST(test_batch_record_bytes) {
 }
 END_TEST
 
+/* A plain message's batch record is written without protobuf-c: its bytes
+ * must be exactly protobuf-c's packing of the same SingleMessageMetadata,
+ * for small and multi-byte values, with and without event time and null. */
+START_TEST(test_plain_record_matches_protobuf_c) {
+    static const uint64_t seqs[] = {0, 127, 128, (uint64_t)1 << 40, INT64_MAX};
+    static uint8_t big[300];
+    for (int shape = 0; shape < 4; shape++) {
+        for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+            pulsarc_msg_t *m = pulsarc_msg_new();
+            size_t len = shape == 3 ? sizeof big : i;
+            pulsarc_msg_set_payload(m, big, len, PULSARC_MSG_F_BORROW);
+            if (shape & 1)
+                pulsarc_msg_set_event_time(m, seqs[i] + 1);
+            if (shape == 2)
+                pulsarc_msg_set_null_value(m);
+            pc_buf_t out;
+            pc_buf_init(&out, 0);
+            ck_assert_int_eq(pc_md_append_single(&out, m, (int64_t)seqs[i]), PULSARC_OK);
+            Pulsar__Proto__SingleMessageMetadata sm = PULSAR__PROTO__SINGLE_MESSAGE_METADATA__INIT;
+            sm.payload_size = (int32_t)m->len;
+            sm.has_event_time = m->event_time != 0;
+            sm.event_time = m->event_time;
+            sm.has_sequence_id = 1;
+            sm.sequence_id = seqs[i];
+            sm.has_null_value = sm.null_value = m->null_value != 0;
+            uint8_t want[64];
+            size_t n = pulsar__proto__single_message_metadata__get_packed_size(&sm);
+            ck_assert_uint_le(n, sizeof want);
+            pulsar__proto__single_message_metadata__pack(&sm, want);
+            ck_assert_uint_eq(pc_rd_u32(out.data), n);
+            ck_assert_mem_eq(out.data + 4, want, n);
+            ck_assert_uint_eq(out.len, 4 + n + m->len);
+            pc_buf_free(&out);
+            pulsarc_msg_destroy(m);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_message_metadata_fields) {
     pulsarc_msg_t *m = pulsarc_msg_new();
     pulsarc_msg_set_key(m, "k");
@@ -237,6 +276,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_batch_limits_and_acceptance);
     tcase_add_test(t, test_key_based_groups);
     tcase_add_test(t, test_batch_record_bytes);
+    tcase_add_test(t, test_plain_record_matches_protobuf_c);
     tcase_add_test(t, test_message_metadata_fields);
     suite_add_tcase(s, t);
     return s;

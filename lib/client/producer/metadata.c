@@ -11,8 +11,13 @@
 
 static pulsarc_err_t fill_props(pc_md_store_t *st, const pulsarc_msg_t *m) {
     size_t n = m->nprops;
-    st->kvs = calloc(n ? n : 1, sizeof *st->kvs);
-    st->kvp = calloc(n ? n : 1, sizeof *st->kvp);
+    if (n == 0) { /* the common case allocates nothing */
+        st->kvs = NULL;
+        st->kvp = NULL;
+        return PULSARC_OK;
+    }
+    st->kvs = calloc(n, sizeof *st->kvs);
+    st->kvp = calloc(n, sizeof *st->kvp);
     if (!st->kvs || !st->kvp)
         return PULSARC_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
@@ -87,7 +92,52 @@ static void fill_single(Pulsar__Proto__SingleMessageMetadata *sm, const pulsarc_
     sm->payload_size = (int32_t)m->len;
 }
 
+/*
+ * A batch record of a message without properties, keys or ordering key,
+ * written directly: protobuf-c walks every field descriptor to size and
+ * again to pack, per message of every batch. Fields in number order with
+ * the same encodings, so the bytes are exactly protobuf-c's.
+ */
+static int is_plain(const pulsarc_msg_t *m) {
+    return m->nprops == 0 && !m->key && !m->ordering_key && m->len <= INT32_MAX;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+#define PLAIN_SINGLE_MAX 36 /* 4 keys, two 10-byte varints, a 5-byte one, a bool */
+
+static pulsarc_err_t append_plain_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq) {
+    pulsarc_err_t err = pc_buf_reserve(out, 4 + PLAIN_SINGLE_MAX + m->len);
+    if (err)
+        return err;
+    uint8_t *start = out->data + out->len + 4, *p = start;
+    *p++ = 0x18; /* 3: payload_size */
+    p = put_varint(p, (uint64_t)m->len);
+    if (m->event_time != 0) {
+        *p++ = 0x28; /* 5: event_time */
+        p = put_varint(p, (uint64_t)m->event_time);
+    }
+    *p++ = 0x40; /* 8: sequence_id */
+    p = put_varint(p, (uint64_t)seq);
+    if (m->null_value) {
+        *p++ = 0x48; /* 9: null_value */
+        *p++ = 1;
+    }
+    pc_wr_u32(out->data + out->len, (uint32_t)(p - start));
+    out->len += 4 + (size_t)(p - start);
+    return pc_buf_append(out, m->data, m->len);
+}
+
 pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq) {
+    if (is_plain(m))
+        return append_plain_single(out, m, seq);
     pc_md_store_t st = {0};
     if (fill_props(&st, m)) {
         pc_md_store_free(&st);

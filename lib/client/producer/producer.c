@@ -69,7 +69,10 @@ typedef struct pc_topic_producer {
     int closing;
     int closed;
     int close_posted;
-    int callbacks_queued;      /* send callbacks on the callback queue, not yet run */
+    int slot_waiters;          /* senders blocked on a full queue */
+    int flush_waiters;         /* flush calls waiting for completions */
+    atomic_int callbacks_queued; /* send callbacks on the callback queue, not yet run;
+                                    changed without the lock, waited for under it */
     struct pc_encryptor *encryptor; /* end-to-end encryption (lib/crypto), or NULL; io thread */
     int64_t last_seq_acked;
     pc_producer_stats_acc_t stats;
@@ -125,36 +128,39 @@ static void entry_conf(const pc_topic_producer_t *p, pc_entry_conf_t *f) {
 
 /* ---------- completing items ---------- */
 
-typedef struct send_result {
-    pc_cb_item_t item;
-    pc_topic_producer_t *p;
-    pulsarc_send_cb cb;
-    void *opaque;
-    pulsarc_err_t err;
-    pulsarc_msgid_t id;
-    pulsarc_msg_t *msg;
-} send_result_t;
-
-static void run_send_result(pc_cb_item_t *it) {
-    send_result_t *r = (send_result_t *)it;
-    pulsarc_producer_t *shown = r->p->owner ? r->p->owner : &r->p->base;
-    r->cb(shown, r->err, r->err ? NULL : &r->id, r->msg, r->opaque);
-    pulsarc_msg_destroy(r->msg);
-    pthread_mutex_lock(&r->p->lock);
-    if (--r->p->callbacks_queued == 0)
-        pthread_cond_broadcast(&r->p->cond); /* a close may wait for its last callback */
-    pthread_mutex_unlock(&r->p->lock);
-    tp_unref(r->p);
-    free(r);
+/*
+ * Enqueue and completion times feed only the latency statistics, so the
+ * coarse clock (a memory read, no counter) is enough; it may lag a tick.
+ */
+static int64_t coarse_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err) {
+/* Callback thread: runs one item's callback, then frees the item. */
+static void run_send_result(pc_cb_item_t *ci) {
+    send_item_t *it = (send_item_t *)((char *)ci - offsetof(send_item_t, cb_item));
+    pc_topic_producer_t *p = it->reporter;
+    pulsarc_producer_t *shown = p->owner ? p->owner : &p->base;
+    it->cb(shown, it->err, it->err ? NULL : &it->id, it->msg, it->opaque);
+    pulsarc_msg_destroy(it->msg);
+    free(it);
+    if (atomic_fetch_sub(&p->callbacks_queued, 1) == 1) {
+        pthread_mutex_lock(&p->lock); /* a close may wait for its last callback */
+        pthread_cond_broadcast(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+    }
+    tp_unref(p);
+}
+
+static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err, int64_t now) {
     pc_producer_stats_acc_t *s = &p->stats;
     if (err) {
         s->send_errors++;
         return;
     }
-    uint64_t lat = (uint64_t)(pc_now_ms() - it->queued_ms);
+    uint64_t lat = now > it->queued_ms ? (uint64_t)(now - it->queued_ms) : 0;
     s->msgs_sent++;
     s->bytes_sent += it->msg->len;
     s->latency_sum_ms += lat;
@@ -163,50 +169,81 @@ static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t
         p->last_seq_acked = it->seq;
 }
 
-static void release_slot(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err) {
-    pc_memlimit_release(&p->base.client->memlimit, it->mem);
-    pthread_mutex_lock(&p->lock);
-    p->inflight--;
-    p->completed++;
-    account(p, it, err);
-    pthread_cond_broadcast(&p->cond);
-    pthread_mutex_unlock(&p->lock);
+/* A sender blocked on a full queue is woken once pending drops to this
+ * mark, i.e. once per quarter of the queue freed, not once per receipt. */
+static int slot_wake_mark(const pc_topic_producer_t *p) {
+    int quarter = p->cfg.max_pending / 4;
+    return p->cfg.max_pending - (quarter > 0 ? quarter : 1);
 }
 
-static void deliver_async(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t err,
-                          const pulsarc_msgid_t *id) {
-    send_result_t *r = calloc(1, sizeof *r);
-    if (!r) { /* cannot report; the message is still freed */
-        if (it->owns_msg)
-            pulsarc_msg_destroy(it->msg);
+/* Frees the slots and budget of a chain of items under one lock, and counts
+ * the callbacks about to be queued for them (before they can run). */
+static void release_slots(pc_topic_producer_t *p, const send_item_t *items, pulsarc_err_t err) {
+    int64_t mem = 0, now = err ? 0 : coarse_now_ms();
+    int n = 0, callbacks = 0;
+    pthread_mutex_lock(&p->lock);
+    for (const send_item_t *it = items; it; it = it->next) {
+        mem += it->mem;
+        n++;
+        callbacks += !it->waiter && it->cb;
+        account(p, it, err, now);
+    }
+    p->inflight -= n;
+    p->completed += (uint64_t)n;
+    atomic_fetch_add(&p->callbacks_queued, callbacks);
+    if (p->flush_waiters > 0 || (p->slot_waiters > 0 && p->inflight <= slot_wake_mark(p)))
+        pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    pc_memlimit_release(&p->base.client->memlimit, mem);
+}
+
+/* Callbacks gathered while completing a chain, pushed in one go. */
+typedef struct cb_chain {
+    pc_cb_item_t *head, *tail;
+} cb_chain_t;
+
+static void push_chain(pc_topic_producer_t *p, cb_chain_t *ch) {
+    if (ch->head)
+        pc_cbq_push_chain(&p->base.client->cbq, ch->head, ch->tail);
+    ch->head = ch->tail = NULL;
+}
+
+/* Hands an item to its callback; the callback thread frees it. */
+static void queue_callback(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t err,
+                           const pulsarc_msgid_t *id, cb_chain_t *ch) {
+    it->err = err;
+    if (id)
+        it->id = *id;
+    it->reporter = p;
+    it->cb_item.run = run_send_result;
+    it->cb_item.next = NULL;
+    tp_ref(p);
+    struct pulsarc_txn_s *txn = it->txn;
+    if (txn) { /* its callback must be out before a commit waiting on it proceeds */
+        push_chain(p, ch);
+        pc_cbq_push(&p->base.client->cbq, &it->cb_item);
+        pc_txn_op_end(txn, err);
         return;
     }
-    r->item.run = run_send_result;
-    r->p = p;
-    r->cb = it->cb;
-    r->opaque = it->opaque;
-    r->err = err;
-    if (id)
-        r->id = *id;
-    r->msg = it->msg;
-    tp_ref(p);
-    pthread_mutex_lock(&p->lock);
-    p->callbacks_queued++;
-    pthread_mutex_unlock(&p->lock);
-    pc_cbq_push(&p->base.client->cbq, &r->item);
+    if (ch->tail)
+        ch->tail->next = &it->cb_item;
+    else
+        ch->head = &it->cb_item;
+    ch->tail = &it->cb_item;
 }
 
-static void complete_item(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t err,
-                          const char *errmsg, const pulsarc_msgid_t *id) {
+/* Reports one item whose slot is already released. */
+static void report_item(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t err,
+                        const char *errmsg, const pulsarc_msgid_t *id, cb_chain_t *ch) {
     if (it->msg && id)
         it->msg->id = *id;
-    release_slot(p, it, err);
     if (it->waiter) {
         if (!err && it->id_out)
             *it->id_out = *id;
         pc_waiter_done(it->waiter, err, errmsg);
     } else if (it->cb) {
-        deliver_async(p, it, err, id);
+        queue_callback(p, it, err, id, ch);
+        return;
     } else if (it->owns_msg) {
         pulsarc_msg_destroy(it->msg);
     }
@@ -215,23 +252,43 @@ static void complete_item(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t
     free(it);
 }
 
-static void complete_op(pc_topic_producer_t *p, send_op_t *op, pulsarc_err_t err,
-                        const char *errmsg, const pulsarc_msgid_t *entry_id) {
+/*
+ * Completes a chain of items (linked by next) with one outcome: one lock for
+ * their slots, one push for their callbacks. With entry_id, op is the entry
+ * that carried them and gives each its batch index.
+ */
+static void complete_items(pc_topic_producer_t *p, send_item_t *items, pulsarc_err_t err,
+                           const char *errmsg, const send_op_t *op,
+                           const pulsarc_msgid_t *entry_id) {
+    release_slots(p, items, err);
+    cb_chain_t ch = {NULL, NULL};
     int i = 0;
-    send_item_t *it = op->items;
-    op->items = NULL;
-    while (it) {
-        send_item_t *next = it->next;
+    for (send_item_t *it = items, *next; it; it = next, i++) {
+        next = it->next;
         pulsarc_msgid_t id;
         if (entry_id) {
             id = *entry_id;
             id.batch_index = op->batched ? i : -1;
             id.batch_size = op->batched ? op->nitems : 0;
         }
-        complete_item(p, it, err, errmsg, entry_id ? &id : NULL);
-        it = next;
-        i++;
+        report_item(p, it, err, errmsg, entry_id ? &id : NULL, &ch);
     }
+    push_chain(p, &ch);
+}
+
+/* One item that never became part of an entry (refused, closed, no memory). */
+static void complete_item(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t err,
+                          const char *errmsg) {
+    it->next = NULL;
+    complete_items(p, it, err, errmsg, NULL, NULL);
+}
+
+static void complete_op(pc_topic_producer_t *p, send_op_t *op, pulsarc_err_t err,
+                        const char *errmsg, const pulsarc_msgid_t *entry_id) {
+    send_item_t *items = op->items;
+    op->items = NULL;
+    if (items)
+        complete_items(p, items, err, errmsg, op, entry_id);
     pc_send_op_free(op);
 }
 
@@ -246,11 +303,8 @@ static send_op_t *pop_head(pc_topic_producer_t *p) {
 }
 
 static void fail_items(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t err, const char *msg) {
-    while (it) {
-        send_item_t *next = it->next;
-        complete_item(p, it, err, msg, NULL);
-        it = next;
-    }
+    if (it)
+        complete_items(p, it, err, msg, NULL, NULL);
 }
 
 /* Fails the open batches and the whole FIFO (close, final broker errors). */
@@ -317,7 +371,7 @@ static void send_single(pc_topic_producer_t *p, send_item_t *it) {
     entry_conf(p, &f);
     pulsarc_err_t err = pc_entry_single(&f, it, &ops, m, sizeof m);
     if (err)
-        complete_item(p, it, err, m, NULL);
+        complete_item(p, it, err, m);
     else
         queue_ops(p, ops);
 }
@@ -359,7 +413,7 @@ static void add_to_batch(pc_topic_producer_t *p, send_item_t *it) {
     if (pc_batcher_would_overflow(&p->batcher, it->msg))
         flush_batches(p);
     if (pc_batcher_add(&p->batcher, it) != PULSARC_OK) {
-        complete_item(p, it, PULSARC_ERR_NOMEM, "out of memory", NULL);
+        complete_item(p, it, PULSARC_ERR_NOMEM, "out of memory");
         return;
     }
     /* A synchronous sender waits for this very message: send now, as Java's
@@ -380,7 +434,7 @@ static void assign_seq(pc_topic_producer_t *p, send_item_t *it) {
 /* Io thread: assigns the sequence id, then batches or frames the message. */
 static void enqueue_item(pc_topic_producer_t *p, send_item_t *it) {
     if (p->h.state >= PC_H_CLOSING) {
-        complete_item(p, it, PULSARC_ERR_CLOSED, "producer is closed", NULL);
+        complete_item(p, it, PULSARC_ERR_CLOSED, "producer is closed");
         return;
     }
     assign_seq(p, it);
@@ -455,7 +509,8 @@ static void handle_receipt(pc_topic_producer_t *p, pc_conn_t *conn,
     }
     pop_head(p);
     complete_op(p, op, PULSARC_OK, NULL, &id);
-    pc_timer_stop(p->base.client->loop, &p->send_timer);
+    /* An armed timer stays: deadlines grow along the FIFO, so firing for an
+     * op already answered only re-arms it for the new head. */
     arm_send_timer(p);
 }
 
@@ -722,7 +777,7 @@ static void wait_callbacks(pc_topic_producer_t *p) {
     if (!p->base.client->cbq.own_thread)
         return;
     pthread_mutex_lock(&p->lock);
-    while (p->callbacks_queued > 0)
+    while (atomic_load(&p->callbacks_queued) > 0)
         pthread_cond_wait(&p->cond, &p->lock);
     pthread_mutex_unlock(&p->lock);
 }
@@ -847,12 +902,25 @@ static pulsarc_err_t tp_create(pulsarc_producer_t *bp, const pulsarc_conf_t *con
 
 /* ---------- sending ---------- */
 
+/* Under lock: one wait for a slot. The deadline is read only when a sender
+ * first has to wait, so a send that finds room reads no clock. */
+static pulsarc_err_t wait_for_slot(pc_topic_producer_t *p, struct timespec *dl, int *dl_set) {
+    int bounded = p->cfg.send_timeout_ms > 0;
+    if (bounded && !*dl_set) {
+        pc_deadline(dl, p->cfg.send_timeout_ms);
+        *dl_set = 1;
+    }
+    p->slot_waiters++;
+    int rc = bounded ? pthread_cond_timedwait(&p->cond, &p->lock, dl)
+                     : pthread_cond_wait(&p->cond, &p->lock);
+    p->slot_waiters--;
+    return rc ? PULSARC_ERR_TIMEOUT : PULSARC_OK;
+}
+
 /* Reserves a pending slot (application thread). */
 static pulsarc_err_t acquire_slot(pc_topic_producer_t *p) {
     struct timespec dl;
-    int bounded = p->cfg.send_timeout_ms > 0;
-    if (bounded)
-        pc_deadline(&dl, p->cfg.send_timeout_ms);
+    int dl_set = 0;
     pthread_mutex_lock(&p->lock);
     pulsarc_err_t err = PULSARC_OK;
     while (!p->closing && p->inflight >= p->cfg.max_pending) {
@@ -860,11 +928,8 @@ static pulsarc_err_t acquire_slot(pc_topic_producer_t *p) {
             err = PULSARC_ERR_QUEUE_FULL;
             break;
         }
-        if (bounded ? pthread_cond_timedwait(&p->cond, &p->lock, &dl) != 0
-                    : pthread_cond_wait(&p->cond, &p->lock) != 0) {
-            err = PULSARC_ERR_TIMEOUT;
+        if ((err = wait_for_slot(p, &dl, &dl_set)))
             break;
-        }
     }
     if (!err && p->closing)
         err = PULSARC_ERR_CLOSED;
@@ -901,7 +966,7 @@ static pulsarc_err_t tp_submit(pulsarc_producer_t *bp, send_item_t *it) {
         unreserve(p, it);
         return err;
     }
-    it->queued_ms = pc_now_ms();
+    it->queued_ms = coarse_now_ms();
     err = hand_off(p, it);
     if (err)
         unreserve(p, it);
@@ -928,12 +993,14 @@ static pulsarc_err_t tp_flush(pulsarc_producer_t *bp, int timeout_ms) {
         tp_unref(p);
     pulsarc_err_t err = PULSARC_OK;
     pthread_mutex_lock(&p->lock);
+    p->flush_waiters++;
     while (p->completed < target && !err) {
         if (timeout_ms < 0)
             pthread_cond_wait(&p->cond, &p->lock);
         else if (pthread_cond_timedwait(&p->cond, &p->lock, &dl))
             err = PULSARC_ERR_TIMEOUT;
     }
+    p->flush_waiters--;
     pthread_mutex_unlock(&p->lock);
     return err;
 }

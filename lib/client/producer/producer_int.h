@@ -41,9 +41,15 @@ typedef struct send_item {
     pc_waiter_t *waiter;       /* synchronous send */
     pulsarc_msgid_t *id_out;
     int64_t seq;
-    int64_t queued_ms;         /* monotonic, for the timeout and latency */
+    int64_t queued_ms;         /* coarse monotonic clock, for the latency statistics */
     int64_t mem;               /* bytes reserved in the client memory limit */
     struct pulsarc_txn_s *txn; /* sent in this transaction (one pc_txn_op_begin), or NULL */
+    /* Set when its outcome goes to a callback: the item itself then travels
+     * on the callback queue, so reporting allocates nothing. */
+    pc_cb_item_t cb_item;
+    pulsarc_err_t err;
+    pulsarc_msgid_t id;
+    void *reporter;            /* the producer whose callback count it holds */
 } send_item_t;
 
 typedef struct send_op {
