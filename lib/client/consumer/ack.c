@@ -61,18 +61,18 @@ typedef struct ack_receipt {
 } ack_receipt_t;
 
 /*
- * An answer confirms the ack, even an error (the broker refused it for good:
- * sending it again would not help). No answer (timeout, connection gone)
- * leaves it unconfirmed: the next subscribe sends it again.
+ * Only a success confirms the ack. An error (the consumer is being closed
+ * or re-created on the broker, say) or no answer at all (timeout,
+ * connection gone) leaves it unconfirmed: the next subscribe sends it
+ * again, which is harmless if the broker did apply it.
  */
 static void on_ack_receipt(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     ack_receipt_t *r = arg;
-    if (!err) {
+    if (!err && f->cmd->ackresponse->has_error) {
+        err = pc_err_from_server(f->cmd->ackresponse->error);
+        msg = f->cmd->ackresponse->message;
+    } else if (!err) {
         pc_ack_confirmed(&r->c->acks, r->request_id);
-        if (f->cmd->ackresponse->has_error) {
-            err = pc_err_from_server(f->cmd->ackresponse->error);
-            msg = f->cmd->ackresponse->message;
-        }
     }
     if (r->waiter)
         pc_waiter_done(r->waiter, err, msg);

@@ -76,7 +76,7 @@ static void drop_sent(pc_ack_tracker_t *t, pc_ack_sent_t **pp) {
     pc_ack_sent_t *x = *pp;
     *pp = x->next;
     if (t->sent_tail == x) {
-        t->sent_tail = NULL; /* the new tail is the predecessor: found on the next append */
+        t->sent_tail = NULL; /* its predecessor becomes the tail */
         for (pc_ack_sent_t *y = t->sent_head; y; y = y->next)
             t->sent_tail = y;
     }
@@ -90,6 +90,25 @@ static void forget_sent(pc_ack_tracker_t *t) {
         drop_sent(t, &t->sent_head);
 }
 
+/* A copy of items whose ack_sets are its own; NULL when out of memory. */
+static pc_ack_sent_t *copy_sent(const pc_ack_item_t *items, size_t n) {
+    pc_ack_sent_t *x = malloc(sizeof *x + n * sizeof *items);
+    if (!x)
+        return NULL;
+    memcpy(x->items, items, n * sizeof *items);
+    for (size_t i = 0; i < n; i++) {
+        x->items[i].ack_set = NULL;
+        if (items[i].n_ack_set && !(x->items[i].ack_set = malloc(items[i].n_ack_set * sizeof(int64_t)))) {
+            free_items(x->items, i); /* never as the whole entry: that would ack its siblings */
+            free(x);
+            return NULL;
+        }
+        if (items[i].n_ack_set)
+            memcpy(x->items[i].ack_set, items[i].ack_set, items[i].n_ack_set * sizeof(int64_t));
+    }
+    return x;
+}
+
 /*
  * Keeps what went out until it is confirmed. own: the items' ack_sets
  * become the record's (pending items); else they are copied (the
@@ -98,20 +117,9 @@ static void forget_sent(pc_ack_tracker_t *t) {
  */
 static void keep_sent(pc_ack_tracker_t *t, pc_ack_item_t *items, size_t n, int cumulative,
                       uint64_t receipt, int own) {
-    pc_ack_sent_t *x = malloc(sizeof *x + n * sizeof *items);
-    if (x) {
+    pc_ack_sent_t *x = own ? malloc(sizeof *x + n * sizeof *items) : copy_sent(items, n);
+    if (x && own)
         memcpy(x->items, items, n * sizeof *items);
-        for (size_t i = 0; !own && i < n; i++) {
-            x->items[i].ack_set = NULL;
-            if (!items[i].n_ack_set)
-                continue;
-            x->items[i].ack_set = malloc(items[i].n_ack_set * sizeof(int64_t));
-            if (x->items[i].ack_set)
-                memcpy(x->items[i].ack_set, items[i].ack_set, items[i].n_ack_set * sizeof(int64_t));
-            else
-                x->items[i].n_ack_set = 0; /* kept as the whole entry: better than losing it */
-        }
-    }
     if (!x) {
         if (own)
             free_items(items, n);

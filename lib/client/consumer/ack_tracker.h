@@ -68,7 +68,7 @@ void pc_ack_cumulative(pc_ack_tracker_t *t, const pulsarc_msgid_t *id);
 void pc_ack_flush(pc_ack_tracker_t *t);
 /* After a new subscribe: sends again what was never confirmed, then everything pending. */
 void pc_ack_resend(pc_ack_tracker_t *t);
-/* The broker answered the ack that carried request id receipt (even with an error). */
+/* The broker applied the ack that carried request id receipt (answered it without error). */
 void pc_ack_confirmed(pc_ack_tracker_t *t, uint64_t receipt);
 /*
  * Forgets batch bookkeeping, the acknowledged ids and what is unconfirmed
