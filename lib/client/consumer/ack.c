@@ -2,9 +2,12 @@
  * Design notes: the application's acknowledgement calls and what they
  * become on the wire. Calls are posted to the io thread, where the ack
  * tracker groups them (ack_tracker.c) and the redelivery tracker turns
- * nacks and ack timeouts into REDELIVER commands (redelivery.c). With
- * ackReceiptEnabled each ack carries a request id and the call waits for
- * the broker's ACK_RESPONSE, so its result is the broker's.
+ * nacks and ack timeouts into REDELIVER commands (redelivery.c). Every
+ * ACK carries a request id when the broker answers acks (protocol 17 on):
+ * its ACK_RESPONSE tells the tracker the ack arrived, and what never got
+ * one is sent again after the next subscribe. With ackReceiptEnabled the
+ * call also waits for that answer, so its result is the broker's (an ack
+ * whose connection dropped fails with DISCONNECTED, and is still resent).
  *
  * Redelivery of specific ids is only honoured by the broker on Shared and
  * Key_Shared subscriptions; on Exclusive and Failover a request becomes
@@ -40,6 +43,7 @@ static void fill_ids(Pulsar__Proto__MessageIdData *mids, Pulsar__Proto__MessageI
     }
 }
 
+/* A transactional ack's answer: the broker's verdict for the waiting call. */
 static void on_ack_response(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
     pc_waiter_t *w = arg;
     if (!err && f->cmd->ackresponse->has_error) {
@@ -49,9 +53,65 @@ static void on_ack_response(void *arg, pulsarc_err_t err, const pc_frame_t *f, c
     pc_waiter_done(w, err, msg);
 }
 
+/* One ACK's request id, for its ACK_RESPONSE; holds a reference on the consumer. */
+typedef struct ack_receipt {
+    pc_single_t *c;
+    uint64_t request_id;
+    pc_waiter_t *waiter; /* ackReceiptEnabled: the application's call waiting for it, or NULL */
+} ack_receipt_t;
+
+/*
+ * Only a success confirms the ack. An error (the consumer is being closed
+ * or re-created on the broker, say) or no answer at all (timeout,
+ * connection gone) leaves it unconfirmed: the next subscribe sends it
+ * again, which is harmless if the broker did apply it.
+ */
+static void on_ack_receipt(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
+    ack_receipt_t *r = arg;
+    if (!err && f->cmd->ackresponse->has_error) {
+        err = pc_err_from_server(f->cmd->ackresponse->error);
+        msg = f->cmd->ackresponse->message;
+    } else if (!err) {
+        pc_ack_confirmed(&r->c->acks, r->request_id);
+    }
+    if (r->waiter)
+        pc_waiter_done(r->waiter, err, msg);
+    pc_consumer_unref(&r->c->base);
+    free(r);
+}
+
+/* Ack receipts came with protocol version 17; the application may ask for them anyway. */
+static int wants_receipt(const pc_single_t *c) {
+    return c->ack_waiter || pc_conn_protocol_version(c->h.conn) >= 17;
+}
+
+/* Sends cmd with a request id; 0 when the broker's answer will not come (no memory). */
+static uint64_t send_with_receipt(pc_single_t *c, pc_cmd_t *cmd) {
+    ack_receipt_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        if (c->ack_waiter)
+            pc_waiter_done(c->ack_waiter, PULSARC_ERR_NOMEM, "out of memory");
+        c->ack_waiter = NULL;
+        pc_conn_send(c->h.conn, cmd);
+        return 0;
+    }
+    r->c = c;
+    r->request_id = c->base.client->next_id++;
+    r->waiter = c->ack_waiter;
+    c->ack_waiter = NULL;
+    cmd->ack->has_request_id = 1;
+    cmd->ack->request_id = r->request_id;
+    pc_consumer_ref(&c->base);
+    uint64_t id = r->request_id; /* r may be gone when this returns (a closed connection) */
+    pc_conn_request(c->h.conn, cmd, id, c->base.client->op_timeout_ms, on_ack_receipt, r);
+    return id;
+}
+
 /* The tracker's output: one ACK command; 0 when written. */
-static int send_acks(void *owner, const pc_ack_item_t *items, size_t n, int cumulative) {
+static int send_acks(void *owner, const pc_ack_item_t *items, size_t n, int cumulative,
+                     uint64_t *receipt) {
     pc_single_t *c = owner;
+    *receipt = 0;
     if ((c->h.state != PC_H_READY && c->h.state != PC_H_CLOSING) || !c->h.conn)
         return -1;
     Pulsar__Proto__MessageIdData *mids = calloc(n, sizeof *mids);
@@ -71,15 +131,10 @@ static int send_acks(void *owner, const pc_ack_item_t *items, size_t n, int cumu
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ACK;
     cmd.ack = &ack;
-    if (c->ack_waiter) { /* ackReceiptEnabled: this ack answers a waiting call */
-        ack.has_request_id = 1;
-        ack.request_id = c->base.client->next_id++;
-        pc_conn_request(c->h.conn, &cmd, ack.request_id, c->base.client->op_timeout_ms, on_ack_response,
-                        c->ack_waiter);
-        c->ack_waiter = NULL;
-    } else {
+    if (wants_receipt(c))
+        *receipt = send_with_receipt(c, &cmd);
+    else
         pc_conn_send(c->h.conn, &cmd);
-    }
     free(mids);
     free(ptrs);
     return 0;
@@ -124,6 +179,7 @@ static void send_redeliver(pc_single_t *c, const pulsarc_msgid_t *ids, size_t n)
     rd.message_ids = ptrs;
     rd.has_consumer_epoch = 1;
     rd.consumer_epoch = c->epoch;
+    pc_entry_set_clear(&c->delivered); /* these come again, and rightly so */
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__REDELIVER_UNACKNOWLEDGED_MESSAGES;
     cmd.redeliverunacknowledgedmessages = &rd;
@@ -132,11 +188,14 @@ static void send_redeliver(pc_single_t *c, const pulsarc_msgid_t *ids, size_t n)
     free(ptrs);
 }
 
-/* "Everything again": new epoch, local queue emptied and its permits returned. */
+/* "Everything again": new epoch, local queue emptied and its permits returned.
+ * Acks still grouped go first, or the broker would send their messages too. */
 static void redeliver_all(pc_single_t *c) {
+    pc_ack_flush(&c->acks);
     c->epoch++;
     pc_redelivery_clear(&c->redelivery);
     size_t dropped = pc_single_drop_queued(c);
+    pc_single_held_across(c);
     send_redeliver(c, NULL, 0);
     pc_single_refund(c, (uint32_t)dropped);
 }
@@ -175,10 +234,26 @@ static int each_chunk(pc_single_t *c, const pulsarc_msgid_t *id) {
     return 1;
 }
 
+/*
+ * How many acknowledged ids a consumer remembers (and at most how many it
+ * keeps unconfirmed). An acked id can come back only while the broker has
+ * not applied its ack: it was grouped or in flight when a connection
+ * dropped (a group is at most maxAcknowledgmentGroupSize), or the
+ * application held the message while the connection turned over (at most
+ * what it drained from the receive queue, a few times over when reconnects
+ * come in quick succession). With the defaults (1000 and 1000): 5000 ids,
+ * about 120 KB once full; the set grows only as acks come.
+ */
+static size_t remember_bound(const pc_single_t *c) {
+    size_t n = 4 * (size_t)c->base.queue_size + c->acks.max_group;
+    return n < 4096 ? 4096 : n > 262144 ? 262144 : n;
+}
+
 void pc_single_acks_init(pc_single_t *c, pc_redeliver_fn due) {
     int64_t group = c->receipts ? 0 : c->acks.group_ms;
     pc_ack_tracker_init(&c->acks, c->base.client->loop, send_acks, c, group, c->acks.max_group,
-                        c->acks.batch_index_ack);
+                        c->acks.batch_index_ack, remember_bound(c));
+    pc_entry_set_init(&c->delivered, remember_bound(c));
     pc_redelivery_init(&c->redelivery, c->base.client->loop, due, c,
                        c->redelivery.nack_delay_ms, c->redelivery.ack_timeout_ms,
                        c->redelivery.tick_ms);
@@ -202,7 +277,34 @@ static void count(pc_single_t *c, int kind) {
     pthread_mutex_unlock(&c->base.lock);
 }
 
+/* Messages handed out and neither acked nor nacked yet (counted as the calls came). */
+static size_t held_by_application(pc_single_t *c) {
+    pthread_mutex_lock(&c->base.lock);
+    uint64_t out = c->base.stats.delivered, done = c->base.stats.acked + c->base.stats.nacked;
+    pthread_mutex_unlock(&c->base.lock);
+    return out > done ? (size_t)(out - done) : 0;
+}
+
+void pc_single_held_across(pc_single_t *c) {
+    pc_entry_set_clear(&c->delivered); /* what comes now is what we asked for */
+    pc_single_apply_queued_acks(c); /* made before the event: their copies are filtered on arrival */
+    size_t held = held_by_application(c);
+    size_t bound = 4 * (size_t)c->base.queue_size; /* each check scans the queue: keep it finite */
+    /* Acks of messages handed out after the event come in between: leave room for them. */
+    c->acks_to_check = held ? (2 * held + 16 < bound ? 2 * held + 16 : bound) : 0;
+}
+
+/* A copy queued after the event of a message the application held (pc_single_held_across). */
+static void drop_queued_copy(pc_single_t *c, const pulsarc_msgid_t *id) {
+    c->acks_to_check--;
+    size_t n = pc_queue_drop_id(c->queue, &c->base, id);
+    if (n)
+        pc_single_refund(c, (uint32_t)n);
+}
+
 static void ack_one(pc_single_t *c, const pulsarc_msgid_t *id) {
+    if (c->acks_to_check)
+        drop_queued_copy(c, id);
     pc_redelivery_acked(&c->redelivery, id);
     if (!each_chunk(c, id))
         pc_ack_individual(&c->acks, id);
@@ -230,20 +332,38 @@ static void do_ack_op(void *arg) {
     free(a);
 }
 
-/* io thread: takes the queued acks (swapping buffers) and applies them. */
-static void do_ack_drain(void *arg) {
-    pc_single_t *c = arg;
+/* Takes the queued acks (swapping buffers); the ids are ours until the next take. */
+static pulsarc_msgid_t *take_queued(pc_single_t *c, int drain_ran, size_t *n) {
     pthread_mutex_lock(&c->base.lock);
     pulsarc_msgid_t *ids = c->ackq;
-    size_t n = c->nackq, cap = c->capackq;
-    c->ackq = c->ackq_spare;
-    c->capackq = c->capspare;
-    c->ackq_spare = ids;
-    c->capspare = cap;
-    c->nackq = 0;
-    c->ackq_posted = 0;
+    size_t cap = c->capackq;
+    *n = c->nackq;
+    if (*n) {
+        c->ackq = c->ackq_spare;
+        c->capackq = c->capspare;
+        c->ackq_spare = ids;
+        c->capspare = cap;
+        c->nackq = 0;
+    }
+    if (drain_ran)
+        c->ackq_posted = 0;
     pthread_mutex_unlock(&c->base.lock);
-    for (size_t i = 0; i < n; i++) /* ids is ours until the next drain swaps it back */
+    return ids;
+}
+
+void pc_single_apply_queued_acks(pc_single_t *c) {
+    size_t n;
+    pulsarc_msgid_t *ids = take_queued(c, 0, &n); /* the posted drain still runs: it finds less */
+    for (size_t i = 0; i < n; i++)
+        ack_one(c, &ids[i]);
+}
+
+/* io thread: the drain posted by the first queued ack of a burst. */
+static void do_ack_drain(void *arg) {
+    pc_single_t *c = arg;
+    size_t n;
+    pulsarc_msgid_t *ids = take_queued(c, 1, &n);
+    for (size_t i = 0; i < n; i++)
         ack_one(c, &ids[i]);
     pc_consumer_unref(&c->base);
 }

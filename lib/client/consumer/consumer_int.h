@@ -103,5 +103,8 @@ size_t pc_queue_clear_locked(pulsarc_consumer_t *q);
 size_t pc_queue_clear(pulsarc_consumer_t *q);
 /* Drops the queued messages that owner received; returns how many. */
 size_t pc_queue_drop_owned(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner);
+/* Drops the queued copies of id that owner received; returns how many. */
+size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
+                        const pulsarc_msgid_t *id);
 void pc_consumer_notify_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev);
 #endif

@@ -9,6 +9,13 @@
  * delivered is remembered by the redelivery tracker (ack timeout) and,
  * when dead-lettering is on, may become a dead-letter candidate.
  *
+ * What this consumer already acknowledged is dropped before it is
+ * gathered: after a reconnect the broker resends whatever it had not seen
+ * acked, which includes acks lost with the old connection until their
+ * resent copies land. Such a redelivery is acked again (the broker may
+ * have lost the first ack for good, in a restart) and its permits
+ * returned; of a batch only the messages not acked are delivered.
+ *
  * Threads: the io thread only.
  */
 #include <stdio.h>
@@ -21,6 +28,64 @@ static void track_delivered(pc_single_t *c, const pc_rx_result_t *r) {
         m->rx_owner = &c->base;
         pc_redelivery_delivered(&c->redelivery, &m->id);
     }
+}
+
+/* A chunk of a chunked message already acked: all its chunks were. */
+static int drop_acked_chunk(pc_single_t *c, pc_rx_result_t *r) {
+    if (!pc_ack_is_acked(&c->acks, &r->entry_id))
+        return 0;
+    pc_entry_unref(r->chunk_entry);
+    r->chunk_entry = NULL;
+    pc_ack_again(&c->acks, &r->entry_id);
+    pc_single_refund(c, r->permits);
+    return 1;
+}
+
+/*
+ * An entry the broker sent a second time unasked (it re-dispatches after a
+ * reconnect while an earlier read is still on its way): the first copy is
+ * queued or with the application already.
+ */
+static int drop_second_copy(pc_single_t *c, pc_rx_result_t *r) {
+    if (!pc_entry_set_has(&c->delivered, r->entry_id.ledger_id, r->entry_id.entry_id)) {
+        pc_entry_set_add(&c->delivered, r->entry_id.ledger_id, r->entry_id.entry_id);
+        return 0;
+    }
+    pc_rx_result_discard(r);
+    pc_single_refund(c, r->permits);
+    return 1;
+}
+
+int pc_single_drop_acked(pc_single_t *c, pc_rx_result_t *r) {
+    if (r->validation_error != -1)
+        return 0;
+    if (r->chunk_entry)
+        return drop_acked_chunk(c, r);
+    pulsarc_msg_t **pp = &r->first, *kept = NULL;
+    pulsarc_msgid_t acked = {0};
+    size_t dropped = 0;
+    while (*pp) {
+        pulsarc_msg_t *m = *pp;
+        if (!pc_ack_is_acked(&c->acks, &m->id)) {
+            kept = m;
+            pp = &m->next;
+            continue;
+        }
+        *pp = m->next;
+        acked = m->id;
+        dropped++;
+        pulsarc_msg_destroy(m);
+    }
+    if (dropped) {
+        r->last = kept;
+        r->n -= dropped;
+        pc_ack_again(&c->acks, &acked); /* once per entry */
+    }
+    if (!r->n && dropped) {
+        pc_single_refund(c, r->permits);
+        return 1;
+    }
+    return r->n ? drop_second_copy(c, r) : 0;
 }
 
 static void report_discard(pc_single_t *c, const pc_rx_result_t *r) {

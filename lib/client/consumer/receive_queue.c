@@ -120,14 +120,18 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
     return listen;
 }
 
-size_t pc_queue_drop_owned(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner) {
+/* Drops the queued messages owner received (only those with id's position, when id is set). */
+static size_t drop_matching(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
+                            const pulsarc_msgid_t *id) {
     size_t n = 0;
     pthread_mutex_lock(&q->lock);
     pulsarc_msg_t **pp = &q->qhead;
     q->qtail = NULL;
     while (*pp) {
         pulsarc_msg_t *m = *pp;
-        if (m->rx_owner != owner) {
+        if (m->rx_owner != owner ||
+            (id && (m->id.ledger_id != id->ledger_id || m->id.entry_id != id->entry_id ||
+                    m->id.batch_index != id->batch_index))) {
             q->qtail = m;
             pp = &m->next;
             continue;
@@ -140,6 +144,15 @@ size_t pc_queue_drop_owned(pulsarc_consumer_t *q, const pulsarc_consumer_t *owne
     }
     pthread_mutex_unlock(&q->lock);
     return n;
+}
+
+size_t pc_queue_drop_owned(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner) {
+    return drop_matching(q, owner, NULL);
+}
+
+size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
+                        const pulsarc_msgid_t *id) {
+    return drop_matching(q, owner, id);
 }
 
 /* ---------- taking messages out (application threads) ---------- */

@@ -8,9 +8,11 @@
  * seek.c, a reader's start position in start_position.c.
  *
  * After every successful SUBSCRIBE the local queue is emptied (the broker
- * redelivers whatever was not acked), pending acks are flushed, and a full
- * FLOW(receiverQueueSize) is sent: permits are recomputed from scratch, so
- * none are lost or doubled across reconnects.
+ * redelivers whatever was not acked), acks the broker never confirmed are
+ * sent again with the pending ones, and then a full FLOW(receiverQueueSize)
+ * is sent: permits are recomputed from scratch, so none are lost or
+ * doubled across reconnects. A redelivered entry the application already
+ * acknowledged is dropped on arrival (deliver.c).
  *
  * A member of a multi-topic consumer is the same object delivering into
  * its parent's queue (`queue`) and holding a reference on it; events it
@@ -41,6 +43,7 @@ static void single_free(pulsarc_consumer_t *base) {
     pc_reader_pos_free(c);
     pc_rx_result_discard(&c->pend); /* normally empty: flushed after every read */
     pc_ack_tracker_free(&c->acks);
+    pc_entry_set_free(&c->delivered);
     pc_redelivery_free(&c->redelivery);
     pc_rxpool_release(c->pool);
     pc_schema_clear(&c->schema);
@@ -90,6 +93,9 @@ static void handle_message(pc_single_t *c, pc_conn_t *conn, const pc_frame_t *f)
         o.skip_upto = &skip;
     pc_rx_result_t r;
     pc_rx_decode(c->pool, f, &o, &r);
+    pc_single_apply_queued_acks(c); /* acks the application made before this arrived count */
+    if (pc_single_drop_acked(c, &r))
+        return;
     if (r.chunk_entry) {
         pc_rx_result_t whole;
         int rc = pc_chunks_add(&c->chunks, &r, cm, &o, pc_single_drop_chunks, c, &whole);
@@ -124,9 +130,13 @@ static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
         handle_message(c, conn, f);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_CONSUMER:
+        /* A seek ends this way, and may come before its reply: what was acked
+         * before it may rightly come again, and must not be acked again. */
+        pc_ack_forget_batches(&c->acks);
         lose_connection(c);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__ACTIVE_CONSUMER_CHANGE:
+        pc_entry_set_clear(&c->delivered); /* an active consumer gets the backlog again */
         pc_consumer_notify_event(c->queue, f->cmd->active_consumer_change->is_active
                                         ? PULSARC_CONSUMER_ACTIVE : PULSARC_CONSUMER_INACTIVE);
         break;
@@ -180,6 +190,7 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     (void)reply;
     (void)conn; /* attached before SUBSCRIBE went out */
     pc_single_drop_queued(c); /* the broker redelivers everything unacked */
+    pc_single_held_across(c);
     pthread_mutex_lock(&c->base.lock);
     c->permits = 0;
     c->connected = 1;
@@ -188,7 +199,7 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     if (!c->create_waiter)
         c->base.stats.reconnects++;
     pthread_mutex_unlock(&c->base.lock);
-    pc_ack_flush(&c->acks);
+    pc_ack_resend(&c->acks); /* before FLOW: the broker must know them before it dispatches */
     pc_single_send_flow(c, (uint32_t)c->base.queue_size);
     finish_create(c, PULSARC_OK, NULL);
     pc_single_requests_resume(c); /* seeks and last-id requests that waited for this */

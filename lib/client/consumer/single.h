@@ -49,6 +49,8 @@ struct pc_single {
     uint64_t epoch;              /* consumer epoch for "redeliver all" */
     int seeking;                 /* a seek succeeded; drop deliveries until re-subscribed */
     uint64_t subscribes;         /* successful SUBSCRIBEs so far */
+    pc_entry_set_t delivered;    /* entries delivered since the broker was last asked to send again */
+    size_t acks_to_check;        /* next acks whose id may also be queued again (pc_single_held_across) */
     pc_rx_result_t pend;         /* decoded during one read, handed over at its end */
     struct seek_op *seek_parked; /* seek.c: requests waiting for the consumer to be subscribed */
 
@@ -101,6 +103,12 @@ void pc_single_start_async(pc_single_t *s);
 void pc_single_deliver(pc_single_t *s, pc_rx_result_t *r);
 /* Hands what was gathered since the last flush to the queue (loop thread). */
 void pc_single_flush(pc_single_t *s);
+/*
+ * Drops from a decoded entry what this consumer already acknowledged (the
+ * broker sent it again before it saw the ack), acking it once more;
+ * returns 1 when nothing of the entry is left to deliver.
+ */
+int pc_single_drop_acked(pc_single_t *s, pc_rx_result_t *r);
 
 /* receive_queue.c: permits (any thread) */
 /* Drops the messages s received that are still queued; returns how many. Any thread. */
@@ -113,6 +121,15 @@ void pc_single_send_flow(pc_single_t *s, uint32_t n);
 /* ack.c (loop thread) */
 /* Starts the ack and redelivery trackers; due receives what the redelivery tracker gives up on. */
 void pc_single_acks_init(pc_single_t *s, pc_redeliver_fn due);
+/*
+ * The broker is about to send again everything unacked (a new subscribe,
+ * "redeliver all"): what comes next is no second copy, and messages the
+ * application holds unacked will be queued a second time, so the acks that
+ * come for them also drop those copies.
+ */
+void pc_single_held_across(pc_single_t *s);
+/* Applies the acks the application queued and the io thread has not taken yet. */
+void pc_single_apply_queued_acks(pc_single_t *s);
 void pc_single_drop_chunks(void *owner, const pulsarc_msgid_t *ids, size_t n, int ack);
 void pc_single_send_validation_ack(pc_single_t *s, const pulsarc_msgid_t *id, int why);
 /* Asks the broker to redeliver ids (all of them when n == 0 or not Shared). */
