@@ -13,11 +13,17 @@
 #include "net/pool.h"
 #include "pulsarc.h"
 
-/* Producers and consumers register so that client close reaches them. */
+struct pc_metrics_entry;
+
+/* Producers and consumers register so that client close reaches them, and
+ * so that pulsarc_client_metrics can read them. */
 typedef struct pc_handle {
     struct pc_handle *next;
     void (*close)(struct pc_handle *h);   /* blocking close, app thread */
     void (*destroy)(struct pc_handle *h); /* frees it (client destroy) */
+    /* Fills *out from the handle's counters (metrics.h), under the registry
+     * lock, taking only the handle's own locks; NULL: nothing to report. */
+    void (*report)(struct pc_handle *h, struct pc_metrics_entry *out);
 } pc_handle_t;
 
 struct pulsarc_client_s {

@@ -19,6 +19,7 @@
 
 static void handle_close(pc_handle_t *h);
 static void handle_destroy(pc_handle_t *h);
+static void handle_report(pc_handle_t *h, struct pc_metrics_entry *out);
 
 /* The producer this topic needs: one per partition when partitioned. */
 static pulsarc_err_t alloc_kind(pulsarc_client_t *c, const char *topic, const pc_topic_t *t,
@@ -53,6 +54,7 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
         return err;
     p->handle.close = handle_close;
     p->handle.destroy = handle_destroy;
+    p->handle.report = handle_report;
     if ((err = pc_client_register(c, &p->handle)) != PULSARC_OK)
         pc_seterr(errstr, errlen, err, "client is closed");
     else
@@ -88,6 +90,16 @@ static void handle_close(pc_handle_t *h) {
 
 static void handle_destroy(pc_handle_t *h) {
     pulsarc_producer_destroy((pulsarc_producer_t *)((char *)h - offsetof(pulsarc_producer_t, handle)));
+}
+
+/* Under the client's registry lock (metrics.c): counters and durations. */
+static void handle_report(pc_handle_t *h, struct pc_metrics_entry *out) {
+    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)h - offsetof(pulsarc_producer_t, handle));
+    out->kind = PC_METRICS_PRODUCER;
+    out->topic = p->topic;
+    pulsarc_producer_stats(p, &out->producer);
+    pc_hist_read(&p->send_hists.ok, &out->send_ok);
+    pc_hist_read(&p->send_hists.failed, &out->send_failed);
 }
 
 /* ---------- sending ---------- */
