@@ -272,10 +272,11 @@ static const family_t families[] = {
 };
 
 static void write_family(pc_text_t *t, const family_t *f, const pc_metrics_entry_t *v, size_t n) {
+    /* In the text format the TYPE line names the sample: a counter's with
+     * its _total (only OpenMetrics drops it there). */
     char sample[160];
-    int counter = !strcmp(f->type, "counter");
-    snprintf(sample, sizeof sample, "%s%s", f->name, counter ? "_total" : "");
-    pc_prom_family(t, f->name, f->type, f->help);
+    snprintf(sample, sizeof sample, "%s%s", f->name, strcmp(f->type, "counter") ? "" : "_total");
+    pc_prom_family(t, sample, f->type, f->help);
     pc_label_t labels[4];
     for (size_t i = 0; i < n; i++)
         if (v[i].kind == f->kind)

@@ -185,7 +185,7 @@ START_TEST(test_client_export) {
     ck_assert_int_eq(pulsarc_client_metrics(c, &text, &len), PULSARC_OK);
     ck_assert_uint_eq(len, strlen(text));
     ck_assert_ptr_nonnull(strstr(text, "# TYPE pulsar_client_producer_message_send_duration_seconds histogram\n"));
-    ck_assert_ptr_nonnull(strstr(text, "# TYPE pulsar_client_producer_message_send_size_bytes counter\n"));
+    ck_assert_ptr_nonnull(strstr(text, "# TYPE pulsar_client_producer_message_send_size_bytes_total counter\n"));
     ck_assert_ptr_nonnull(strstr(text, "# TYPE pulsar_client_consumer_receive_queue_count gauge\n"));
     const char *d = "pulsar_client_producer_message_send_duration_seconds_count{" PLABELS;
     char key[512];
