@@ -54,7 +54,6 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
         return err;
     p->handle.close = handle_close;
     p->handle.destroy = handle_destroy;
-    p->handle.report = handle_report;
     if ((err = pc_client_register(c, &p->handle)) != PULSARC_OK)
         pc_seterr(errstr, errlen, err, "client is closed");
     else
@@ -64,6 +63,7 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
         pc_producer_unref(p);
         return err;
     }
+    pc_client_set_report(c, &p->handle, handle_report); /* its partitions exist only now */
     *pp = p;
     return PULSARC_OK;
 }
