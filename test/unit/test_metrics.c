@@ -6,6 +6,8 @@
  * into one series, a failed send counted as failed, a consumer's
  * subscription name escaped, received and acked counts as the program did.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -216,6 +218,54 @@ START_TEST(test_client_export) {
 }
 END_TEST
 
+/* Exports from another thread while partitioned producers are created and
+ * destroyed: a producer appears in the export only once whole. */
+typedef struct scraper {
+    pulsarc_client_t *c;
+    atomic_int stop;
+    int calls, failures;
+} scraper_t;
+
+static void *scrape(void *arg) {
+    scraper_t *s = arg;
+    while (!atomic_load(&s->stop) && s->calls < 200000) {
+        char *text = NULL;
+        if (pulsarc_client_metrics(s->c, &text, NULL) != PULSARC_OK)
+            s->failures++;
+        pulsarc_metrics_free(text);
+        s->calls++;
+    }
+    return NULL;
+}
+
+START_TEST(test_export_while_handles_come_and_go) {
+    char err[256];
+    pc_fb_t *fb = pc_fb_new();
+    ck_assert_ptr_nonnull(fb);
+    pc_fb_set_partitions(fb, 4);
+    const char *kv[] = {"serviceUrl", pc_fb_url(fb), "operationTimeoutMs", "5000", NULL};
+    pulsarc_conf_t *conf = pct_conf(kv);
+    scraper_t s = {0};
+    ck_assert_msg(pulsarc_client_new(conf, &s.c, err, sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_destroy(conf);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, scrape, &s), 0);
+    for (int i = 0; i < 20; i++) {
+        pulsarc_producer_t *p = NULL;
+        ck_assert_msg(pulsarc_producer_new(s.c, "pt", NULL, &p, err, sizeof err) == PULSARC_OK, "%s",
+                      err);
+        ck_assert_int_eq(pulsarc_producer_partitions(p), 4);
+        pulsarc_producer_destroy(p);
+    }
+    atomic_store(&s.stop, 1);
+    pthread_join(t, NULL);
+    ck_assert_int_gt(s.calls, 0);
+    ck_assert_int_eq(s.failures, 0);
+    pulsarc_client_destroy(s.c);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
 static Suite *metrics_suite(void) {
     Suite *s = suite_create("metrics");
     TCase *tc = tcase_create("metrics");
@@ -224,6 +274,7 @@ static Suite *metrics_suite(void) {
     tcase_add_test(tc, test_label_escaping);
     tcase_add_test(tc, test_writer_text);
     tcase_add_test(tc, test_client_export);
+    tcase_add_test(tc, test_export_while_handles_come_and_go);
     suite_add_tcase(s, tc);
     return s;
 }
