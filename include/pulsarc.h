@@ -910,6 +910,37 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_ack_ids_txn_each(pulsarc_consumer_t *
 PULSARC_API int pulsarc_client_txn_enabled(const pulsarc_client_t *client);
 /**@}*/
 
+/* ======================================================================== */
+/** @name Metrics
+ * The client's producers and consumers as Prometheus text exposition
+ * (version 0.0.4), named after the Java client's OpenTelemetry metrics
+ * with dots as underscores, a unit suffix and _total on counters:
+ * pulsar_client_producer_message_send_duration_seconds (histogram, label
+ * pulsar_response_status success|failed),
+ * pulsar_client_producer_message_send_size_bytes_total,
+ * pulsar_client_producer_message_pending_count,
+ * pulsar_client_consumer_message_received_count_total,
+ * pulsar_client_consumer_receive_queue_count,
+ * pulsar_client_consumer_message_ack_total and _nack_total. Labels:
+ * pulsar_tenant, pulsar_namespace, pulsar_topic (a partitioned topic's
+ * name, its partitions summed) and, for consumers, pulsar_subscription;
+ * handles with the same labels are summed into one series. Send durations
+ * are timed in whole milliseconds.
+ */
+/**@{*/
+/**
+ * Writes the metrics of every producer and consumer the client has now.
+ * On success *text is a NUL-terminated string owned by the caller (free
+ * with pulsarc_metrics_free) and *len (len may be NULL) its length; an
+ * empty string when there are none. Any thread; it takes each handle's
+ * lock briefly and never waits on the network.
+ */
+PULSARC_API pulsarc_err_t pulsarc_client_metrics(pulsarc_client_t *client, char **text,
+                                                 size_t *len);
+/** Frees text returned by pulsarc_client_metrics. NULL is a no-op. */
+PULSARC_API void pulsarc_metrics_free(char *text);
+/**@}*/
+
 #ifdef __cplusplus
 }
 #endif

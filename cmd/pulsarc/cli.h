@@ -231,4 +231,14 @@ int cli_cmd_tableview(int argc, char **argv);
 /* The connection flags every verb takes, for the global help. */
 extern const cli_opt_t cli_conn_opts[];
 
+/* ---- --metrics-port (metrics_http.c) --------------------------------------- */
+
+typedef struct cli_metrics_server cli_metrics_server_t;
+/* Serves client's metrics on 127.0.0.1:port (0: any free port) until
+ * cli_metrics_stop; port < 0: does nothing (*out NULL). 0 or an exit code. */
+int cli_metrics_serve(const char *prog, pulsarc_client_t *client, int64_t port,
+                      cli_metrics_server_t **out);
+/* Stops serving and frees s (NULL is a no-op); before the client is destroyed. */
+void cli_metrics_stop(cli_metrics_server_t *s);
+
 #endif

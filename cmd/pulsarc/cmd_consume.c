@@ -20,7 +20,7 @@
 
 typedef struct recv_opts {
     const char *sub, *start, *format;
-    int64_t count;
+    int64_t count, metrics_port;
     double timeout;
     int no_ack, inclusive, until_end, unsubscribe;
 } recv_opts_t;
@@ -34,7 +34,9 @@ typedef struct recv_opts {
     {"--timeout", CLI_NUM, "SECONDS", OFF(timeout), NULL, NULL, 0, 0,                          \
      "stop when no message came for this long; 0 = wait forever (default)"},                  \
     {"--receiver-queue-size", CLI_CONF, "N", 0, "receiverQueueSize", NULL, 0, 0,             \
-     "messages prefetched from the broker"}
+     "messages prefetched from the broker"},                                                  \
+    {"--metrics-port", CLI_INT, "PORT", OFF(metrics_port), NULL, NULL, 0, 65535,               \
+     "serve Prometheus metrics on 127.0.0.1:PORT while running (0: any free port)"}
 
 static const cli_opt_t consume_flags[] = {
     {"-s,--subscription", CLI_STR, "NAME", OFF(sub), NULL, NULL, 0, 0,
@@ -159,7 +161,8 @@ static int consume(const recv_opts_t *o, const cli_common_t *c, loop_t *l) {
     int rc = cli_open_client(c, NULL, &cfg, &client);
     if (rc)
         return rc;
-    pulsarc_consumer_t *cons;
+    pulsarc_consumer_t *cons = NULL;
+    cli_metrics_server_t *metrics = NULL;
     char err[512];
     const char *topic = c->args.v[0];
     if (pulsarc_consumer_new(client, topic, o->sub, cfg.conf, &cons, err, sizeof err)) {
@@ -167,7 +170,9 @@ static int consume(const recv_opts_t *o, const cli_common_t *c, loop_t *l) {
                       topic, err);
     } else {
         l->recv = consumer_recv, l->h = cons, l->ack = o->no_ack ? NULL : cons;
-        rc = run_loop(l);
+        if (!(rc = cli_metrics_serve(c->prog, client, o->metrics_port, &metrics)))
+            rc = run_loop(l);
+        cli_metrics_stop(metrics);
         if (!rc && o->unsubscribe && pulsarc_consumer_unsubscribe(cons) != PULSARC_OK)
             rc = cli_fail(c->prog, CLI_EXIT_RUNTIME, "unsubscribe failed");
         pulsarc_consumer_destroy(cons);
@@ -191,7 +196,7 @@ static int prepare(const cli_spec_t *spec, const cli_common_t *c, const recv_opt
 }
 
 int cli_cmd_consume(int argc, char **argv) {
-    recv_opts_t o = {.count = 1};
+    recv_opts_t o = {.count = 1, .metrics_port = -1};
     cli_common_t c = {0};
     loop_t l;
     int rc = cli_parse(&consume_spec, argc, argv, &c, &o);
@@ -230,13 +235,16 @@ static int read_topic(const recv_opts_t *o, const cli_common_t *c, loop_t *l,
     if (rc)
         return rc;
     pulsarc_reader_t *r;
+    cli_metrics_server_t *metrics = NULL;
     char err[512];
     const char *topic = c->args.v[0];
     if (pulsarc_reader_new(client, topic, start, o->inclusive, cfg.conf, &r, err, sizeof err)) {
         rc = cli_fail(c->prog, CLI_EXIT_RUNTIME, "cannot read '%s': %s", topic, err);
     } else {
         l->recv = reader_recv, l->h = r, l->reader = r;
-        rc = run_loop(l);
+        if (!(rc = cli_metrics_serve(c->prog, client, o->metrics_port, &metrics)))
+            rc = run_loop(l);
+        cli_metrics_stop(metrics);
         pulsarc_reader_destroy(r);
     }
     pulsarc_client_destroy(client);
@@ -245,7 +253,7 @@ static int read_topic(const recv_opts_t *o, const cli_common_t *c, loop_t *l,
 }
 
 int cli_cmd_read(int argc, char **argv) {
-    recv_opts_t o = {.count = 1};
+    recv_opts_t o = {.count = 1, .metrics_port = -1};
     cli_common_t c = {0};
     loop_t l;
     pulsarc_msgid_t start;

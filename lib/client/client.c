@@ -47,6 +47,13 @@ void pc_client_unregister(pulsarc_client_t *c, pc_handle_t *h) {
     pthread_mutex_unlock(&c->lock);
 }
 
+void pc_client_set_report(pulsarc_client_t *c, pc_handle_t *h,
+                          void (*report)(pc_handle_t *h, struct pc_metrics_entry *out)) {
+    pthread_mutex_lock(&c->lock);
+    h->report = report;
+    pthread_mutex_unlock(&c->lock);
+}
+
 static pulsarc_err_t resolve_service_url(pulsarc_client_t *c, char *errstr, size_t errlen) {
     const char *url = pc_conf_str(c->conf, PC_PROP_SERVICE_URL);
     if (!*url)

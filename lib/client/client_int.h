@@ -13,11 +13,17 @@
 #include "net/pool.h"
 #include "pulsarc.h"
 
-/* Producers and consumers register so that client close reaches them. */
+struct pc_metrics_entry;
+
+/* Producers and consumers register so that client close reaches them, and
+ * so that pulsarc_client_metrics can read them. */
 typedef struct pc_handle {
     struct pc_handle *next;
     void (*close)(struct pc_handle *h);   /* blocking close, app thread */
     void (*destroy)(struct pc_handle *h); /* frees it (client destroy) */
+    /* Fills *out from the handle's counters (metrics.h), under the registry
+     * lock, taking only the handle's own locks; NULL: nothing to report. */
+    void (*report)(struct pc_handle *h, struct pc_metrics_entry *out);
 } pc_handle_t;
 
 struct pulsarc_client_s {
@@ -44,6 +50,10 @@ struct pulsarc_client_s {
 pulsarc_err_t pc_client_post(pulsarc_client_t *c, pc_loop_fn fn, void *arg);
 pulsarc_err_t pc_client_register(pulsarc_client_t *c, pc_handle_t *h);
 void pc_client_unregister(pulsarc_client_t *c, pc_handle_t *h);
+/* Sets h->report under the registry lock: for a handle that is registered
+ * before it can be read (a partitioned producer fills its partitions after). */
+void pc_client_set_report(pulsarc_client_t *c, pc_handle_t *h,
+                          void (*report)(pc_handle_t *h, struct pc_metrics_entry *out));
 pulsarc_err_t pc_client_parse_topic(pulsarc_client_t *c, const char *name, pc_topic_t *t,
                                     char *errstr, size_t errlen);
 #endif

@@ -279,4 +279,33 @@ usage_error "table: two stop options are refused (exit 2)" "Only one of" \
 usage_error "table: a malformed --option" "--option 'topics': expected KEY=VALUE" \
     table read -O topics
 
+# --- --metrics-port: consume serves Prometheus text on 127.0.0.1 ---------------
+T7=$(topic metrics)
+"$CLI" consume "$T7" -s msub -n 4 --timeout 60 --metrics-port 0 >"$work/mcons.out" 2>"$work/mcons.err" &
+mpid=$!
+mport=""
+for _ in $(seq 1 200); do # bounded: 20 s to subscribe and listen
+    mport=$(sed -n 's#.*metrics on http://127\.0\.0\.1:\([0-9]*\)/metrics#\1#p' "$work/mcons.err")
+    [[ -n $mport ]] && break
+    sleep 0.1
+done
+check "consume --metrics-port 0 announces a loopback port" test -n "$mport"
+run mprod "$CLI" produce "$T7" -m a -m b -m c
+mline="pulsar_client_consumer_message_received_count_total{pulsar_tenant=\"public\",pulsar_namespace=\"default\",pulsar_topic=\"persistent://public/default/$T7\",pulsar_subscription=\"msub\"} 3"
+for _ in $(seq 1 100); do # bounded: 10 s for the 3 messages to arrive
+    curl -s --max-time 5 "http://127.0.0.1:$mport/metrics" >"$work/scrape.out" || true
+    grep -qF -- "$mline" "$work/scrape.out" && break
+    sleep 0.1
+done
+check "a scrape counts the 3 messages received for the topic and subscription" \
+    grep -qF -- "$mline" "$work/scrape.out"
+check "the scrape has HELP and TYPE lines" \
+    grep -q '^# TYPE pulsar_client_consumer_message_ack_total counter$' "$work/scrape.out"
+check "a POST gets 405" \
+    test "$(curl -s --max-time 5 -X POST -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/metrics")" = 405
+run mprod2 "$CLI" produce "$T7" -m d # the fourth ends the consumer
+wait "$mpid"
+check "consume with --metrics-port exits 0 after its 4 messages" test "$?" = 0
+usage_error "--metrics-port out of range" "--metrics-port '70000'" consume t -s s --metrics-port 70000
+
 finish

@@ -80,6 +80,7 @@ static const char *const COVERED[] = {
     "pulsarc_consumer_ack_ids_txn", "pulsarc_consumer_ack_cumulative_id_txn",
     "pulsarc_consumer_ack_ids_txn_each", "pulsarc_client_txn_enabled", /* test_txn.c */
     "pulsarc_conf_check_schema",
+    "pulsarc_client_metrics", "pulsarc_metrics_free",                 /* test_metrics.c */
 #ifdef PULSARC_WITH_CURL
     "pulsarc_admin_new", "pulsarc_admin_destroy", "pulsarc_admin_set_token", "pulsarc_admin_url",
     "pulsarc_admin_list_free", "pulsarc_admin_create_topic", "pulsarc_admin_create_partitioned_topic",

@@ -11,16 +11,27 @@
  *
  * Threads: any; shared fields under the handle's lock.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/consumer/consumer_int.h"
+#include "client/metrics.h"
 #include "core/err.h"
 
 /* ---------- the common part ---------- */
 
 static void handle_close(pc_handle_t *h) { pulsarc_consumer_close((pulsarc_consumer_t *)h); }
 static void handle_destroy(pc_handle_t *h) { pulsarc_consumer_destroy((pulsarc_consumer_t *)h); }
+
+/* Under the client's registry lock (metrics.c); takes the consumer's locks. */
+static void handle_report(pc_handle_t *h, struct pc_metrics_entry *out) {
+    pulsarc_consumer_t *c = (pulsarc_consumer_t *)h;
+    out->kind = PC_METRICS_CONSUMER;
+    out->topic = c->topic;
+    snprintf(out->sub, sizeof out->sub, "%s", c->sub);
+    pulsarc_consumer_stats(c, &out->consumer);
+}
 
 pulsarc_err_t pc_consumer_base_init(pulsarc_consumer_t *c, const pc_consumer_ops_t *ops,
                                     pulsarc_client_t *cl, const char *sub) {
@@ -31,6 +42,7 @@ pulsarc_err_t pc_consumer_base_init(pulsarc_consumer_t *c, const pc_consumer_ops
     atomic_init(&c->refs, 1);
     c->handle.close = handle_close;
     c->handle.destroy = handle_destroy;
+    c->handle.report = handle_report;
     pthread_mutex_init(&c->lock, NULL);
     pthread_condattr_t a;
     pthread_condattr_init(&a);

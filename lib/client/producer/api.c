@@ -19,6 +19,7 @@
 
 static void handle_close(pc_handle_t *h);
 static void handle_destroy(pc_handle_t *h);
+static void handle_report(pc_handle_t *h, struct pc_metrics_entry *out);
 
 /* The producer this topic needs: one per partition when partitioned. */
 static pulsarc_err_t alloc_kind(pulsarc_client_t *c, const char *topic, const pc_topic_t *t,
@@ -62,6 +63,7 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
         pc_producer_unref(p);
         return err;
     }
+    pc_client_set_report(c, &p->handle, handle_report); /* its partitions exist only now */
     *pp = p;
     return PULSARC_OK;
 }
@@ -88,6 +90,16 @@ static void handle_close(pc_handle_t *h) {
 
 static void handle_destroy(pc_handle_t *h) {
     pulsarc_producer_destroy((pulsarc_producer_t *)((char *)h - offsetof(pulsarc_producer_t, handle)));
+}
+
+/* Under the client's registry lock (metrics.c): counters and durations. */
+static void handle_report(pc_handle_t *h, struct pc_metrics_entry *out) {
+    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)h - offsetof(pulsarc_producer_t, handle));
+    out->kind = PC_METRICS_PRODUCER;
+    out->topic = p->topic;
+    pulsarc_producer_stats(p, &out->producer);
+    pc_hist_read(&p->send_hists.ok, &out->send_ok);
+    pc_hist_read(&p->send_hists.failed, &out->send_failed);
 }
 
 /* ---------- sending ---------- */

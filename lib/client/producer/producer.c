@@ -156,6 +156,8 @@ static void run_send_result(pc_cb_item_t *ci) {
 
 static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err, int64_t now) {
     pc_producer_stats_acc_t *s = &p->stats;
+    pc_send_hists_record(&(p->owner ? p->owner : &p->base)->send_hists, err != PULSARC_OK,
+                         (uint64_t)(pc_now_ms() - it->queued_ms));
     if (err) {
         s->send_errors++;
         return;

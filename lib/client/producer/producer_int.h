@@ -27,6 +27,7 @@
 #include "client/client_int.h"
 #include "client/handler.h"
 #include "client/message.h"
+#include "client/metrics.h"
 #include "client/schema.h"
 #include "core/codec.h"
 
@@ -149,6 +150,7 @@ struct pulsarc_producer_s {
     pc_topic_t topic;
     char name[256];             /* the broker's name for it unless user_named (io thread writes) */
     int user_named;
+    pc_send_hists_t send_hists; /* send durations; a partition's go to its owner's */
 };
 
 static inline void pc_producer_ref(pulsarc_producer_t *p) { atomic_fetch_add(&p->refs, 1); }
