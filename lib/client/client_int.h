@@ -6,7 +6,6 @@
 #include "client/cbq.h"
 #include "client/memlimit.h"
 #include "client/op.h"
-#include "client/waiter.h" /* the producer and consumer still spell ops so */
 #include "conf/props.h"
 #include "core/topic.h"
 #include "net/lookup.h"

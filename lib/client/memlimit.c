@@ -8,7 +8,7 @@
 
 #include <time.h>
 
-#include "client/waiter.h"
+#include "client/op.h"
 
 void pc_memlimit_init(pc_memlimit_t *m, int64_t limit) {
     pthread_mutex_init(&m->lock, NULL);

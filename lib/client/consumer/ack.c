@@ -45,19 +45,19 @@ static void fill_ids(Pulsar__Proto__MessageIdData *mids, Pulsar__Proto__MessageI
 
 /* A transactional ack's answer: the broker's verdict for the waiting call. */
 static void on_ack_response(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
-    pc_waiter_t *w = arg;
+    pc_op_t *w = arg;
     if (!err && f->cmd->ackresponse->has_error) {
         err = pc_err_from_server(f->cmd->ackresponse->error);
         msg = f->cmd->ackresponse->message;
     }
-    pc_waiter_done(w, err, msg);
+    pc_op_done(w, err, msg);
 }
 
 /* One ACK's request id, for its ACK_RESPONSE; holds a reference on the consumer. */
 typedef struct ack_receipt {
     pc_single_t *c;
     uint64_t request_id;
-    pc_waiter_t *waiter; /* ackReceiptEnabled: the application's call waiting for it, or NULL */
+    pc_op_t *waiter; /* ackReceiptEnabled: the application's call waiting for it, or NULL */
 } ack_receipt_t;
 
 /*
@@ -75,7 +75,7 @@ static void on_ack_receipt(void *arg, pulsarc_err_t err, const pc_frame_t *f, co
         pc_ack_confirmed(&r->c->acks, r->request_id);
     }
     if (r->waiter)
-        pc_waiter_done(r->waiter, err, msg);
+        pc_op_done(r->waiter, err, msg);
     pc_consumer_unref(&r->c->base);
     free(r);
 }
@@ -90,7 +90,7 @@ static uint64_t send_with_receipt(pc_single_t *c, pc_cmd_t *cmd) {
     ack_receipt_t *r = calloc(1, sizeof *r);
     if (!r) {
         if (c->ack_waiter)
-            pc_waiter_done(c->ack_waiter, PULSARC_ERR_NOMEM, "out of memory");
+            pc_op_done(c->ack_waiter, PULSARC_ERR_NOMEM, "out of memory");
         c->ack_waiter = NULL;
         pc_conn_send(c->h.conn, cmd);
         return 0;
@@ -265,7 +265,7 @@ typedef struct ack_op {
     pc_single_t *c;
     int kind;
     pulsarc_msgid_t id;
-    pc_waiter_t *waiter; /* receipts: completed by the ACK_RESPONSE */
+    pc_op_t *waiter; /* receipts: completed by the ACK_RESPONSE */
 } ack_op_t;
 
 static void count(pc_single_t *c, int kind) {
@@ -324,7 +324,7 @@ static void do_ack_op(void *arg) {
         pc_single_redeliver(c, NULL, 0);
     }
     if (c->ack_waiter) /* nothing went to the broker (e.g. a partial batch) */
-        pc_waiter_done(c->ack_waiter, c->h.state == PC_H_READY ? PULSARC_OK : PULSARC_ERR_DISCONNECTED,
+        pc_op_done(c->ack_waiter, c->h.state == PC_H_READY ? PULSARC_OK : PULSARC_ERR_DISCONNECTED,
                        NULL);
     c->ack_waiter = NULL;
     count(c, a->kind);
@@ -400,19 +400,19 @@ static pulsarc_err_t submit_one(pc_single_t *c, int kind, const pulsarc_msgid_t 
     a->kind = kind;
     if (id)
         a->id = *id;
-    pc_waiter_t w;
+    pc_op_t w;
     int wait = c->receipts && (kind == OP_ACK || kind == OP_CUMULATIVE) && !pc_in_callback();
     if (wait) {
-        pc_waiter_init(&w);
+        pc_op_init(&w);
         a->waiter = &w;
     }
     pulsarc_err_t err = pc_consumer_post(&c->base, do_ack_op, a);
     if (err)
         free(a);
     else if (wait)
-        err = pc_waiter_wait(&w, NULL, 0);
+        err = pc_op_wait(&w, NULL, 0);
     if (wait)
-        pc_waiter_destroy(&w);
+        pc_op_destroy(&w);
     return err;
 }
 
@@ -497,7 +497,7 @@ typedef struct txn_ack_op {
     pulsarc_msgid_t id;
     uint64_t most, least;
     int cumulative;
-    pc_waiter_t *waiter;
+    pc_op_t *waiter;
 } txn_ack_op_t;
 
 /* Bits still unacked once id is acked (individually or up to it); 0 words: the whole entry. */
@@ -546,7 +546,7 @@ static void do_txn_ack(void *arg) {
     txn_ack_op_t *a = arg;
     pc_single_t *c = a->c;
     if (c->h.state != PC_H_READY || !c->h.conn) {
-        pc_waiter_done(a->waiter, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
+        pc_op_done(a->waiter, PULSARC_ERR_DISCONNECTED, "consumer is not connected");
     } else {
         if (!a->cumulative) /* the ack timeout no longer applies; abort redelivers */
             pc_redelivery_acked(&c->redelivery, &a->id);
@@ -558,7 +558,7 @@ static void do_txn_ack(void *arg) {
 }
 
 static pulsarc_err_t post_txn_ack(pc_single_t *c, pulsarc_txn_t *t,
-                                  const pulsarc_msgid_t *id, int cumulative, pc_waiter_t *w) {
+                                  const pulsarc_msgid_t *id, int cumulative, pc_op_t *w) {
     txn_ack_op_t *a = calloc(1, sizeof *a);
     if (!a)
         return PULSARC_ERR_NOMEM;
@@ -575,7 +575,7 @@ static pulsarc_err_t post_txn_ack(pc_single_t *c, pulsarc_txn_t *t,
 
 /* Posts the ack of id in t without waiting; w learns the broker's answer. */
 static pulsarc_err_t start_txn_ack(pulsarc_consumer_t *c, pulsarc_txn_t *t,
-                                   const pulsarc_msgid_t *id, int cumulative, pc_waiter_t *w) {
+                                   const pulsarc_msgid_t *id, int cumulative, pc_op_t *w) {
     pulsarc_err_t err = check_id(c, id);
     if (err)
         return err;
@@ -592,12 +592,12 @@ static pulsarc_err_t start_txn_ack(pulsarc_consumer_t *c, pulsarc_txn_t *t,
 /* One acknowledgement in t, waiting for the broker's ACK_RESPONSE. */
 static pulsarc_err_t ack_txn_one(pulsarc_consumer_t *c, pulsarc_txn_t *t,
                                  const pulsarc_msgid_t *id, int cumulative) {
-    pc_waiter_t w;
-    pc_waiter_init(&w);
+    pc_op_t w;
+    pc_op_init(&w);
     pulsarc_err_t err = start_txn_ack(c, t, id, cumulative, &w);
     if (!err)
-        err = pc_waiter_wait(&w, NULL, 0);
-    pc_waiter_destroy(&w);
+        err = pc_op_wait(&w, NULL, 0);
+    pc_op_destroy(&w);
     return err;
 }
 
@@ -610,26 +610,26 @@ static pulsarc_err_t ack_txn_one(pulsarc_consumer_t *c, pulsarc_txn_t *t,
  */
 static pulsarc_err_t ack_txn_many(pulsarc_consumer_t *c, pulsarc_txn_t *t,
                                   const pulsarc_msgid_t *ids, size_t n, pulsarc_err_t *errs) {
-    pc_waiter_t *w = calloc(n ? n : 1, sizeof *w);
+    pc_op_t *w = calloc(n ? n : 1, sizeof *w);
     if (!w)
         return PULSARC_ERR_NOMEM;
     pulsarc_err_t first = PULSARC_OK;
     size_t posted = 0;
     for (; posted < n && !first; posted++) {
-        pc_waiter_init(&w[posted]);
+        pc_op_init(&w[posted]);
         first = start_txn_ack(c, t, &ids[posted], 0, &w[posted]);
     }
     if (first) /* the failed one was never posted: nothing will answer it */
-        pc_waiter_destroy(&w[--posted]);
+        pc_op_destroy(&w[--posted]);
     for (size_t i = posted; errs && i < n; i++)
         errs[i] = first; /* never sent */
     for (size_t i = 0; i < posted; i++) {
-        pulsarc_err_t err = pc_waiter_wait(&w[i], NULL, 0);
+        pulsarc_err_t err = pc_op_wait(&w[i], NULL, 0);
         if (errs)
             errs[i] = err;
         if (err && !first)
             first = err;
-        pc_waiter_destroy(&w[i]);
+        pc_op_destroy(&w[i]);
     }
     free(w);
     return first;

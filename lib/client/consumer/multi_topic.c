@@ -557,7 +557,7 @@ pulsarc_err_t pulsarc_consumer_new_multi(pulsarc_client_t *cl, const char *const
 typedef struct list_req {
     pulsarc_client_t *cl;
     const char *ns;
-    pc_waiter_t w;
+    pc_op_t w;
     char **topics;
     size_t n;
 } list_req_t;
@@ -568,7 +568,7 @@ static void on_list(void *arg, pulsarc_err_t err, const char *msg, char **topics
     for (size_t i = 0; !err && r->topics && i < n; i++)
         if ((r->topics[r->n] = strdup(topics[i])))
             r->n++;
-    pc_waiter_done(&r->w, err, msg);
+    pc_op_done(&r->w, err, msg);
 }
 
 static void do_list(void *arg) {
@@ -604,10 +604,10 @@ static pulsarc_err_t list_namespace(pulsarc_client_t *cl, const char *ns, list_r
     memset(r, 0, sizeof *r);
     r->cl = cl;
     r->ns = ns;
-    pc_waiter_init(&r->w);
+    pc_op_init(&r->w);
     pulsarc_err_t err = pc_client_post(cl, do_list, r);
-    err = err ? pc_seterr(e, el, err, "client is closed") : pc_waiter_wait(&r->w, e, el);
-    pc_waiter_destroy(&r->w);
+    err = err ? pc_seterr(e, el, err, "client is closed") : pc_op_wait(&r->w, e, el);
+    pc_op_destroy(&r->w);
     return err;
 }
 

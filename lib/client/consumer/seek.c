@@ -28,7 +28,7 @@ typedef struct seek_op {
     int by_time;
     pulsarc_msgid_t id;
     uint64_t time_ms;
-    pc_waiter_t w;
+    pc_op_t w;
     pulsarc_msgid_t last;      /* GET_LAST_MESSAGE_ID result */
     pulsarc_msgid_t mark;      /* its mark-delete position, when sent */
     int has_mark;
@@ -63,7 +63,7 @@ static void on_seek_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, con
     (void)f;
     if (!err)
         reset_local_state(c, op);
-    pc_waiter_done(&op->w, err, msg);
+    pc_op_done(&op->w, err, msg);
     pc_consumer_unref(&c->base);
 }
 
@@ -72,7 +72,7 @@ static void on_seek_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, con
 /* Loop thread: completes a request that never went to the broker. */
 static void finish_unsent(seek_op_t *op, pulsarc_err_t err, const char *msg) {
     pc_single_t *c = op->c;
-    pc_waiter_done(&op->w, err, msg);
+    pc_op_done(&op->w, err, msg);
     pc_consumer_unref(&c->base); /* op lives on the caller's stack: gone once done */
 }
 
@@ -183,11 +183,11 @@ static void do_seek(void *arg) {
 
 static pulsarc_err_t run_op(pc_single_t *c, seek_op_t *op, pc_loop_fn fn) {
     op->c = c;
-    pc_waiter_init(&op->w);
+    pc_op_init(&op->w);
     pulsarc_err_t err = pc_consumer_post(&c->base, fn, op);
     if (!err)
-        err = pc_waiter_wait(&op->w, NULL, 0);
-    pc_waiter_destroy(&op->w);
+        err = pc_op_wait(&op->w, NULL, 0);
+    pc_op_destroy(&op->w);
     return err;
 }
 
@@ -222,7 +222,7 @@ static void on_last_id(void *arg, pulsarc_err_t err, const pc_frame_t *f, const 
             op->has_mark = 1;
         }
     }
-    pc_waiter_done(&op->w, err, msg);
+    pc_op_done(&op->w, err, msg);
     pc_consumer_unref(&c->base);
 }
 

@@ -173,7 +173,7 @@ static const pc_conn_handler_t consumer_handler = {on_frame, on_conn_closed, on_
 
 static void finish_create(pc_single_t *c, pulsarc_err_t err, const char *msg) {
     if (c->create_waiter) {
-        pc_waiter_done(c->create_waiter, err, msg);
+        pc_op_done(c->create_waiter, err, msg);
         c->create_waiter = NULL;
     }
 }
@@ -319,7 +319,7 @@ static void on_close_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, co
     pc_single_t *c = arg;
     (void)f;
     if (c->unsub_waiter) {
-        pc_waiter_done(c->unsub_waiter, err, msg);
+        pc_op_done(c->unsub_waiter, err, msg);
         c->unsub_waiter = NULL;
     }
     mark_closed(c);
@@ -362,7 +362,7 @@ static void do_close_common(pc_single_t *c, int unsubscribe) {
     pc_handler_stop(&c->h);
     detach(c);
     if (c->unsub_waiter) {
-        pc_waiter_done(c->unsub_waiter, was_closed ? PULSARC_ERR_CLOSED : PULSARC_ERR_DISCONNECTED,
+        pc_op_done(c->unsub_waiter, was_closed ? PULSARC_ERR_CLOSED : PULSARC_ERR_DISCONNECTED,
                        "consumer is not connected");
         c->unsub_waiter = NULL;
     }
@@ -403,16 +403,16 @@ static void close_and_wait(pc_single_t *c) {
 }
 
 static pulsarc_err_t unsubscribe_and_wait(pc_single_t *c) {
-    pc_waiter_t w;
-    pc_waiter_init(&w);
+    pc_op_t w;
+    pc_op_init(&w);
     c->unsub_waiter = &w; /* read only by the loop after the post below */
     pulsarc_err_t err = PULSARC_ERR_CLOSED;
     if (post_close(c, do_unsubscribe)) {
-        err = pc_waiter_wait(&w, NULL, 0);
+        err = pc_op_wait(&w, NULL, 0);
         wait_closed(c);
     }
     c->unsub_waiter = NULL;
-    pc_waiter_destroy(&w);
+    pc_op_destroy(&w);
     return err;
 }
 
@@ -516,20 +516,20 @@ static pc_single_t *single_alloc(pulsarc_client_t *cl, const char *sub) {
 /* Subscribes and waits; a consumer of its own (not a multi-topic member) registers with the client. */
 pulsarc_err_t pc_single_start(pc_single_t *c, int own_handle, char *errstr, size_t errlen) {
     pulsarc_client_t *cl = c->base.client;
-    pc_waiter_t w;
-    pc_waiter_init(&w);
+    pc_op_t w;
+    pc_op_init(&w);
     c->create_waiter = &w;
     pc_consumer_ref(&c->base);
     pulsarc_err_t err = own_handle ? pc_client_register(cl, &c->base.handle) : PULSARC_OK;
     if (!err && (err = pc_client_post(cl, do_start, c)) != PULSARC_OK)
         pc_client_unregister(cl, &c->base.handle);
     if (err) {
-        pc_waiter_destroy(&w);
+        pc_op_destroy(&w);
         pc_consumer_unref(&c->base);
         return pc_seterr(errstr, errlen, err, "client is closed");
     }
-    err = pc_waiter_wait(&w, errstr, errlen);
-    pc_waiter_destroy(&w);
+    err = pc_op_wait(&w, errstr, errlen);
+    pc_op_destroy(&w);
     if (err) {
         pthread_mutex_lock(&c->base.lock);
         c->base.closed = c->base.closing = 1; /* the loop already set PC_H_CLOSED */

@@ -35,9 +35,9 @@ struct pc_single {
     /* ---- loop thread ---- */
     pc_handler_t h;              /* connection state machine */
     pc_conn_t *attached;         /* connection our frames are routed from, or NULL */
-    pc_waiter_t *create_waiter;
-    pc_waiter_t *unsub_waiter;
-    pc_waiter_t *ack_waiter;     /* a receipt is wanted for the ack in progress */
+    pc_op_t *create_waiter;
+    pc_op_t *unsub_waiter;
+    pc_op_t *ack_waiter;     /* a receipt is wanted for the ack in progress */
     pc_rxpool_t *pool;           /* memory of received messages */
     struct pc_decryptor *decryptor; /* end-to-end decryption (lib/crypto), or NULL */
     int crypto_action;           /* pc_crypto_fail_action_t: cryptoFailureAction */

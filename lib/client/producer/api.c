@@ -121,11 +121,11 @@ static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const 
     if (!p || !msg)
         return PULSARC_ERR_INVALID_ARG;
     pulsarc_msg_t copy = *msg; /* the loop writes the assigned sequence id here */
-    pc_waiter_t w;
+    pc_op_t w;
     send_item_t *it = calloc(1, sizeof *it);
     if (!it)
         return PULSARC_ERR_NOMEM;
-    pc_waiter_init(&w);
+    pc_op_init(&w);
     it->msg = &copy;
     it->waiter = &w;
     it->id_out = id;
@@ -133,8 +133,8 @@ static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const 
     if (err)
         free(it);
     else
-        err = pc_waiter_wait(&w, NULL, 0);
-    pc_waiter_destroy(&w);
+        err = pc_op_wait(&w, NULL, 0);
+    pc_op_destroy(&w);
     return err;
 }
 

@@ -58,7 +58,7 @@ typedef struct pc_topic_producer {
     int seeded;                 /* next_seq came from the user or the first creation */
     uint64_t topic_epoch;
     int has_topic_epoch;
-    pc_waiter_t create_w;
+    pc_op_t create_w;
     int creating;               /* create_w not yet completed */
     pc_handoff_t handoff;       /* application threads -> io thread */
     /* shared with application threads, under lock */
@@ -96,7 +96,7 @@ static void tp_free(pulsarc_producer_t *bp) {
     pthread_mutex_destroy(&p->lock);
     pthread_mutex_destroy(&p->handoff.lock);
     pthread_cond_destroy(&p->cond);
-    pc_waiter_destroy(&p->create_w);
+    pc_op_destroy(&p->create_w);
     pc_schema_clear(&p->schema);
     pc_encryptor_free(p->encryptor);
     free(p);
@@ -242,7 +242,7 @@ static void report_item(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t e
     if (it->waiter) {
         if (!err && it->id_out)
             *it->id_out = *id;
-        pc_waiter_done(it->waiter, err, errmsg);
+        pc_op_done(it->waiter, err, errmsg);
     } else if (it->cb) {
         queue_callback(p, it, err, id, ch);
         return;
@@ -587,7 +587,7 @@ static const pc_conn_handler_t producer_handler = {on_frame, on_conn_closed, NUL
 static void finish_create(pc_topic_producer_t *p, pulsarc_err_t err, const char *msg) {
     if (p->creating) {
         p->creating = 0;
-        pc_waiter_done(&p->create_w, err, msg);
+        pc_op_done(&p->create_w, err, msg);
     }
 }
 
@@ -833,7 +833,7 @@ pulsarc_err_t pc_topic_producer_alloc(pulsarc_client_t *c, const char *topic,
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
     pthread_cond_init(&p->cond, &a);
     pthread_condattr_destroy(&a);
-    pc_waiter_init(&p->create_w);
+    pc_op_init(&p->create_w);
     p->last_seq_acked = -1;
     apply_settings(p, s);
     pc_timer_init(&p->send_timer, on_send_timer, p);
@@ -871,7 +871,7 @@ pulsarc_err_t pc_topic_producer_begin_create(pulsarc_producer_t *bp) {
     pulsarc_err_t err = pc_client_post(p->base.client, do_start, p);
     if (err) {
         p->creating = 0;
-        pc_waiter_done(&p->create_w, err, "client is closed");
+        pc_op_done(&p->create_w, err, "client is closed");
         tp_unref(p);
     }
     return err;
@@ -879,7 +879,7 @@ pulsarc_err_t pc_topic_producer_begin_create(pulsarc_producer_t *bp) {
 
 pulsarc_err_t pc_topic_producer_wait_created(pulsarc_producer_t *bp, char *errstr, size_t errlen) {
     pc_topic_producer_t *p = TP(bp);
-    pulsarc_err_t err = pc_waiter_wait(&p->create_w, errstr, errlen);
+    pulsarc_err_t err = pc_op_wait(&p->create_w, errstr, errlen);
     if (err) {
         pthread_mutex_lock(&p->lock);
         p->closed = p->closing = 1; /* the loop already reached CLOSED */

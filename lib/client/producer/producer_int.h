@@ -39,7 +39,7 @@ typedef struct send_item {
     int owns_msg;
     pulsarc_send_cb cb;
     void *opaque;
-    pc_waiter_t *waiter;       /* synchronous send */
+    pc_op_t *waiter;       /* synchronous send */
     pulsarc_msgid_t *id_out;
     int64_t seq;
     int64_t queued_ms;         /* coarse monotonic clock, for the latency statistics */
