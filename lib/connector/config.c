@@ -243,6 +243,19 @@ pulsarc_connector_config_t *pulsarc_connector_config_dup(const pulsarc_connector
     return d;
 }
 
+pulsarc_err_t pc_cc_check_place(const char *what, int64_t index, int64_t count, int64_t max,
+                                char *errstr, size_t errlen) {
+    if (count < 1 || count > max)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "%s count %lld is out of range (1 to %lld)", what, (long long)count,
+                         (long long)max);
+    if (index < 0 || index >= count)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "%s index %lld is out of range for %lld %ss (0 to %lld)", what,
+                         (long long)index, (long long)count, what, (long long)count - 1);
+    return PULSARC_OK;
+}
+
 pulsarc_err_t pc_cc_atomically(pulsarc_connector_config_t *c, pc_cc_apply_fn apply, void *opaque,
                                char *e, size_t el) {
     pulsarc_connector_config_t *work = pulsarc_connector_config_dup(c);

@@ -63,6 +63,14 @@ pulsarc_err_t pc_cc_atomically(pulsarc_connector_config_t *c, pc_cc_apply_fn app
                                void *opaque, char *errstr, size_t errlen);
 
 /*
+ * Checks a parallel member's place, "what index of count" (what: "reader"
+ * or "writer"): count 1..max and index 0..count-1, else BAD_CONFIG naming
+ * the value that is out of range.
+ */
+pulsarc_err_t pc_cc_check_place(const char *what, int64_t index, int64_t count, int64_t max,
+                                char *errstr, size_t errlen);
+
+/*
  * Java .properties syntax: calls cb(opaque, key, value, line) for each
  * entry in order (key and value unescaped, NUL-terminated, borrowed for the
  * call; line is the first line of the entry). Stops at the first non-zero

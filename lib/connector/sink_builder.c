@@ -285,14 +285,10 @@ pulsarc_err_t pulsarc_sink_builder_set_writer(pulsarc_sink_builder_t *b, int64_t
                                              int64_t count, char *errstr, size_t errlen) {
     if (!b)
         return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "builder is required");
-    if (count < 1 || count > PC_SINK_STATE_MAX_WRITERS)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
-                         "writer count %lld is out of range (1 to %u)", (long long)count,
-                         PC_SINK_STATE_MAX_WRITERS);
-    if (index < 0 || index >= count)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
-                         "writer index %lld is out of range for %lld writers (0 to %lld)",
-                         (long long)index, (long long)count, (long long)count - 1);
+    pulsarc_err_t err = pc_cc_check_place("writer", index, count, PC_SINK_STATE_MAX_WRITERS,
+                                          errstr, errlen);
+    if (err)
+        return err;
     b->s.writer_index = (uint32_t)index;
     b->s.writer_count = (uint32_t)count;
     return PULSARC_OK;

@@ -201,14 +201,10 @@ pulsarc_err_t pulsarc_source_conf_set_reader(pulsarc_source_conf_t *conf, int64_
                                              int64_t count, char *errstr, size_t errlen) {
     if (!conf)
         return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "conf is required");
-    if (count < 1 || count > PC_CKPT_MAX_READERS)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
-                         "reader count %lld is out of range (1 to %d)", (long long)count,
-                         PC_CKPT_MAX_READERS);
-    if (index < 0 || index >= count)
-        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
-                         "reader index %lld is out of range for %lld readers (0 to %lld)",
-                         (long long)index, (long long)count, (long long)count - 1);
+    pulsarc_err_t err = pc_cc_check_place("reader", index, count, PC_CKPT_MAX_READERS, errstr,
+                                          errlen);
+    if (err)
+        return err;
     conf->reader_index = (uint32_t)index;
     conf->reader_count = (uint32_t)count;
     return PULSARC_OK;

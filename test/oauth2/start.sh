@@ -19,19 +19,9 @@ dir="${1:?usage: start.sh DIR}"
 secrets="${PULSARC_TEST_SECRETS:?PULSARC_TEST_SECRETS is not set (run under test/broker/run-with-broker.sh)}"
 die() { printf '[oauth2] ERROR: %s\n' "$*" >&2; exit 1; }
 
-# The virtualenv: made once (under a lock, other test runs may race), reused after.
-work="$here/.work"
-venv="$work/venv"
-mkdir -p "$work"
-exec 9>"$work/venv.lock"
-flock 9
-if ! "$venv/bin/python" -c 'import jwt' 2>/dev/null; then
-    rm -rf "$venv"
-    python3 -m venv "$venv" >&2 || die "python3 -m venv failed (is python3-venv installed? make deps)"
-    "$venv/bin/pip" install -q --disable-pip-version-check 'PyJWT>=2.6,<3' >&2 \
-        || die "pip could not install PyJWT"
-fi
-flock -u 9
+# shellcheck source=../python-venv.sh
+source "$here/../python-venv.sh"
+python_venv "$here/.work" jwt 'PyJWT>=2.6,<3'
 
 umask 077
 mkdir -p "$dir"

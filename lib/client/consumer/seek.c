@@ -132,26 +132,25 @@ static int request_timeout(const seek_op_t *op) {
     return left > 1 ? (int)left : 1;
 }
 
-void pc_single_requests_resume(pc_single_t *c) {
+/* Takes every parked request off the list; each is sent again, or failed with err when err is set. */
+static void unpark_all(pc_single_t *c, pulsarc_err_t err, const char *msg) {
     seek_op_t *list = c->seek_parked;
     c->seek_parked = NULL;
     while (list) {
         seek_op_t *op = list;
         list = op->next;
         pc_timer_stop(c->base.client->loop, &op->wait_timer);
-        op->send(op); /* may park again if the consumer dropped meanwhile */
+        if (err)
+            finish_unsent(op, err, msg);
+        else
+            op->send(op); /* may park again if the consumer dropped meanwhile */
     }
 }
 
+void pc_single_requests_resume(pc_single_t *c) { unpark_all(c, PULSARC_OK, NULL); }
+
 void pc_single_requests_fail(pc_single_t *c, pulsarc_err_t err, const char *msg) {
-    seek_op_t *list = c->seek_parked;
-    c->seek_parked = NULL;
-    while (list) {
-        seek_op_t *op = list;
-        list = op->next;
-        pc_timer_stop(c->base.client->loop, &op->wait_timer);
-        finish_unsent(op, err, msg);
-    }
+    unpark_all(c, err, msg); /* err is never OK here: a handler failure or CLOSED */
 }
 
 /* ---------- seek ---------- */
