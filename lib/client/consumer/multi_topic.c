@@ -443,6 +443,10 @@ static const pc_consumer_ops_t multi_ops = {
 static pulsarc_err_t new_parent(pulsarc_client_t *cl, const char *first_topic, const char *display,
                                 const char *sub, const pulsarc_conf_t *conf, pc_multi_t **pp,
                                 char *e, size_t el) {
+    if (pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE) == 0) /* as the Java client: no zero queue here */
+        return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG,
+                         "receiverQueueSize 0 works on one non-partitioned topic only, not on a "
+                         "multi-topic or pattern consumer");
     pc_single_t *probe;
     pulsarc_err_t err = pc_single_prepare(cl, first_topic, sub, conf, &probe, e, el);
     if (err)

@@ -14,6 +14,10 @@
  * consumer's queue. Lock order: the queue's lock, then the receiving
  * consumer's when they differ.
  *
+ * Kinds that do not prefetch (zero_queue.c) take messages through their
+ * own receive and listener operations, built on the wait and take here,
+ * and decide the permits a fresh subscription asks for.
+ *
  * Threads: append/refund/send_flow on the io thread; receive and the
  * listener on application threads; `lock` guards everything shared.
  */
@@ -36,6 +40,27 @@ void pc_single_send_flow(pc_single_t *c, uint32_t n) {
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__FLOW;
     cmd.flow = &fl;
     pc_conn_send(c->h.conn, &cmd);
+    pthread_mutex_lock(&c->base.lock);
+    c->base.permits_sent += n;
+    pthread_mutex_unlock(&c->base.lock);
+}
+
+uint32_t pc_single_subscribed_permits(pc_single_t *c) {
+    pulsarc_consumer_t *q = c->queue;
+    return q->ops->subscribed ? q->ops->subscribed(q, c) : (uint32_t)c->base.queue_size;
+}
+
+static pulsarc_err_t add_permits_sent(pc_single_t *s, void *arg) {
+    pthread_mutex_lock(&s->base.lock);
+    *(uint64_t *)arg += s->base.permits_sent;
+    pthread_mutex_unlock(&s->base.lock);
+    return PULSARC_OK;
+}
+
+uint64_t pc_consumer_permits_sent(pulsarc_consumer_t *c) {
+    uint64_t n = 0;
+    c->ops->each_single(c, add_permits_sent, &n);
+    return n;
 }
 
 static void do_flow(void *arg) {
@@ -159,7 +184,7 @@ static void owe_member(pc_single_t *member) {
  * received it: under the lock already held when that is the queue's own
  * consumer, and then *flow names it when a FLOW must be posted.
  */
-static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+pulsarc_msg_t *pc_queue_take_locked(pulsarc_consumer_t *q) {
     pulsarc_msg_t *m = q->qhead;
     q->qhead = m->next;
     if (!q->qhead)
@@ -170,6 +195,11 @@ static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
     q->last_dequeued = m->id;
     q->has_dequeued = 1;
     q->stats.delivered++;
+    return m;
+}
+
+static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+    pulsarc_msg_t *m = pc_queue_take_locked(q);
     pc_single_t *owner = pc_single_of(m->rx_owner);
     if (m->rx_owner != q)
         owe_member(owner);
@@ -183,7 +213,7 @@ static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
  * *dl is computed on the first wait only (tv_sec < 0 until then): a
  * receive that finds a message queued reads no clock.
  */
-static pulsarc_err_t wait_locked(pulsarc_consumer_t *c, int timeout_ms, struct timespec *dl) {
+pulsarc_err_t pc_queue_wait_locked(pulsarc_consumer_t *c, int timeout_ms, struct timespec *dl) {
     while (!c->qhead) {
         if (c->closing)
             return PULSARC_ERR_CLOSED;
@@ -207,10 +237,12 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
     *msgp = NULL;
     if (c->listener)
         return PULSARC_ERR_STATE; /* messages go to the listener */
+    if (c->ops->receive)
+        return c->ops->receive(c, msgp, timeout_ms);
     struct timespec dl = {.tv_sec = -1};
     pc_single_t *flow = NULL;
     pthread_mutex_lock(&c->lock);
-    pulsarc_err_t err = wait_locked(c, timeout_ms, &dl);
+    pulsarc_err_t err = pc_queue_wait_locked(c, timeout_ms, &dl);
     if (!err)
         *msgp = pop_locked(c, &flow);
     pthread_mutex_unlock(&c->lock);
@@ -226,6 +258,8 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     *n = 0;
     if (c->listener)
         return PULSARC_ERR_STATE;
+    if (c->ops->batch_receive)
+        return c->ops->batch_receive(c, msgs, cap, n);
     size_t max = cap < c->batch_max_msgs ? cap : c->batch_max_msgs;
     struct timespec dl;
     pc_deadline(&dl, c->batch_timeout_ms);
@@ -234,7 +268,7 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     pthread_mutex_lock(&c->lock);
     pulsarc_err_t err = PULSARC_OK;
     while (*n < max && bytes < c->batch_max_bytes) {
-        err = wait_locked(c, c->batch_timeout_ms, &dl);
+        err = pc_queue_wait_locked(c, c->batch_timeout_ms, &dl);
         if (err)
             break;
         msgs[*n] = pop_locked(c, &flow);
@@ -256,10 +290,8 @@ typedef struct listener_run {
     pulsarc_consumer_t *c;
 } listener_run_t;
 
-/* Runs on the callback thread: hands out everything queued, one by one. */
-static void run_listener(pc_cb_item_t *it) {
-    pulsarc_consumer_t *c = ((listener_run_t *)it)->c;
-    free(it);
+/* Hands out everything queued, one by one; each message taken owes its permit. */
+static void drain_to_listener(pulsarc_consumer_t *c) {
     for (;;) {
         pc_single_t *flow = NULL;
         pthread_mutex_lock(&c->lock);
@@ -273,6 +305,16 @@ static void run_listener(pc_cb_item_t *it) {
             break;
         c->listener(c, m, c->listener_opaque);
     }
+}
+
+/* Runs on the callback thread. */
+static void run_listener(pc_cb_item_t *it) {
+    pulsarc_consumer_t *c = ((listener_run_t *)it)->c;
+    free(it);
+    if (c->ops->run_listener)
+        c->ops->run_listener(c);
+    else
+        drain_to_listener(c);
     pc_consumer_unref(c);
 }
 
