@@ -4,7 +4,8 @@
  * listener delivery, counted against the FLOW permits the library sent
  * (pc_consumer_permits_sent) and the messages that reached the consumer
  * (stats.received); a Shared subscription serves whoever asks; a
- * re-subscription re-asks for a receive still waiting; chunked messages
+ * re-subscription (topic unload, seek) re-asks for a receive still
+ * waiting; ack-timeout redeliveries come on demand; chunked messages
  * come whole; what the Java client refuses is refused: receive with a
  * timeout, batched entries (the consumer closes), partitioned, multi-topic
  * and retry consumers, readers.
@@ -358,6 +359,60 @@ START_TEST(test_waiting_receive_survives_unload) {
 }
 END_TEST
 
+/* Unacked messages come back after the ack timeout, still one per receive. */
+START_TEST(test_ack_timeout_redelivers_on_demand) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("zq-redeliver");
+    const char *kv[] = {"receiverQueueSize", "0", "subscriptionType", "Shared",
+                        "ackTimeoutMillis", "1000", "tickDurationMillis", "100", NULL};
+    pulsarc_conf_t *conf = pct_conf(kv);
+    pulsarc_consumer_t *cons = NULL;
+    char err[256];
+    ck_assert_msg(pulsarc_consumer_new(c, topic, "zq", conf, &cons, err, sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_destroy(conf);
+    pulsarc_producer_t *p = plain_producer(c, topic);
+    send_range(p, 0, 5);
+    int seen[5] = {0};
+    for (int i = 0; i < 10; i++) { /* never acked: each arrives twice */
+        pulsarc_msg_t *m = NULL;
+        ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, -1), PULSARC_OK);
+        int k = body_index(m);
+        ck_assert(k >= 0 && k < 5);
+        seen[k]++;
+        pulsarc_msg_destroy(m);
+    }
+    for (int k = 0; k < 5; k++)
+        ck_assert_int_eq(seen[k], 2);
+    ck_assert_uint_eq(received(cons), 10);
+    ck_assert_uint_eq(pc_consumer_permits_sent(cons), 10);
+    pulsarc_producer_destroy(p);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+/* A seek re-subscribes; the receive after it asks again and gets the sought message. */
+START_TEST(test_seek_then_receive) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("zq-seek");
+    pulsarc_consumer_t *cons = zero_consumer(c, topic, "Exclusive");
+    pulsarc_producer_t *p = plain_producer(c, topic);
+    send_range(p, 0, 4);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(recv_index(cons), i);
+    pulsarc_msgid_t earliest = pulsarc_msgid_earliest();
+    ck_assert_int_eq(pulsarc_consumer_seek(cons, &earliest), PULSARC_OK);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(recv_index(cons), i);
+    usleep(QUIET_MS * 1000);
+    ck_assert_uint_eq(received(cons), 7); /* one message per receive, none ahead */
+    ck_assert_uint_eq(pc_consumer_permits_sent(cons), 7);
+    pulsarc_producer_destroy(p);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 /* ---------- what needs a queue ---------- */
 
 static pulsarc_err_t try_new(pulsarc_client_t *c, const char *topic, const char *const *kv, char *err,
@@ -421,6 +476,8 @@ static Suite *zero_queue_suite(void) {
     tcase_add_test(tc, test_batch_closes_consumer);
     tcase_add_test(tc, test_chunked_message_whole);
     tcase_add_test(tc, test_waiting_receive_survives_unload);
+    tcase_add_test(tc, test_ack_timeout_redelivers_on_demand);
+    tcase_add_test(tc, test_seek_then_receive);
     tcase_add_test(tc, test_refused_where_java_refuses);
     suite_add_tcase(s, tc);
     return s;
