@@ -540,7 +540,7 @@ typedef struct pulsarc_consumer_stats_s {
     uint64_t discarded;       /**< entries dropped as corrupt or undecodable */
     uint64_t reconnects;      /**< successful re-subscriptions after the first */
     size_t queue_len;         /**< messages waiting in the receive queue */
-    size_t queue_size;        /**< receiverQueueSize */
+    size_t queue_size;        /**< receiverQueueSize (its current value when auto-scaled) */
 } pulsarc_consumer_stats_t;
 
 /**

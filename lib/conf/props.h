@@ -127,6 +127,10 @@
       "Messages the broker may push ahead of receive(); refilled at half. 0: no prefetch, one " \
       "message asked per receive() or listener call (one non-partitioned topic only; receive " \
       "without a timeout, no batch receive, batched entries close the consumer; not for readers).") \
+    X(AUTO_SCALED_QUEUE, "autoScaledReceiverQueueSizeEnabled", CONSUMER, BOOL, "false", 0, 1, NULL, 0, \
+      NULL, "Start the receive queue at 1 message and double it, up to receiverQueueSize, each " \
+      "time receive() or the listener finds it empty after it had filled: a slow application " \
+      "keeps a small queue. Single-topic consumers and readers only.")                       \
     X(CONSUMER_NAME, "consumerName", CONSUMER, STR, "", 0, 0, NULL, 0, NULL,                   \
       "Consumer name (Failover orders consumers by it).")                                     \
     X(PRIORITY_LEVEL, "priorityLevel", CONSUMER, INT, "0", 0, 1000, NULL, 0, NULL,             \

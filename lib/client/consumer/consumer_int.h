@@ -37,7 +37,8 @@ struct pulsarc_consumer_s {
 
     /* ---- configuration (set before the loop sees the consumer) ---- */
     int sub_type;
-    int queue_size;
+    int queue_size;              /* receiverQueueSize: the most prefetched */
+    int auto_scale;              /* autoScaledReceiverQueueSizeEnabled, single-topic consumers */
     size_t batch_max_msgs, batch_max_bytes;
     int batch_timeout_ms;
     pulsarc_message_listener_cb listener;
@@ -57,6 +58,8 @@ struct pulsarc_consumer_s {
     int has_dequeued;
     pulsarc_consumer_stats_t stats;
     uint64_t permits_sent;        /* flow permits granted to the broker (single-topic consumers) */
+    int cur_queue_size;           /* what is prefetched now: queue_size unless auto-scaled */
+    int scale_hint;               /* auto-scaling: the last arrival used up the pipeline */
 };
 
 /* What differs between kinds; every public call that is not about the queue goes through it. */
@@ -104,6 +107,8 @@ int pc_consumer_is_shared(const pulsarc_consumer_t *c);
 pulsarc_err_t pc_consumer_post(pulsarc_consumer_t *c, pc_loop_fn fn, void *arg);
 /* Reads what every kind configures from conf (queue, batch receive, listener, events). */
 void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf);
+/* Turns auto-scaling off: the queue stays at receiverQueueSize (kinds that do not scale). */
+void pc_consumer_fixed_queue(pulsarc_consumer_t *c);
 
 /* receive_queue.c: the queue (any thread, takes the lock itself unless noted). */
 /* Appends a chain of n messages received by owner; 1 when the listener must be posted. */

@@ -122,6 +122,7 @@ static pulsarc_err_t add_child(pc_multi_t *p, const char *topic, int wait, char 
     c->queue = &p->base;
     pc_consumer_ref(&p->base);
     c->base.listener = NULL; /* the parent's queue runs the listener */
+    pc_consumer_fixed_queue(&c->base); /* auto-scaling is for single-topic consumers */
     if (add_to_parent(p, c)) {
         pc_consumer_unref(&c->base);
         return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
@@ -460,6 +461,7 @@ static pulsarc_err_t new_parent(pulsarc_client_t *cl, const char *first_topic, c
         p->base.topic = probe->base.topic;
         snprintf(p->base.topic.full, sizeof p->base.topic.full, "%s", display);
         pc_consumer_read_common_conf(&p->base, conf);
+        pc_consumer_fixed_queue(&p->base);
         p->conf_copy = conf ? pulsarc_conf_dup(conf) : pulsarc_conf_new();
     }
     pc_consumer_unref(&probe->base);

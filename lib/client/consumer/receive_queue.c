@@ -47,7 +47,12 @@ void pc_single_send_flow(pc_single_t *c, uint32_t n) {
 
 uint32_t pc_single_subscribed_permits(pc_single_t *c) {
     pulsarc_consumer_t *q = c->queue;
-    return q->ops->subscribed ? q->ops->subscribed(q, c) : (uint32_t)c->base.queue_size;
+    if (q->ops->subscribed)
+        return q->ops->subscribed(q, c);
+    pthread_mutex_lock(&c->base.lock);
+    uint32_t n = (uint32_t)c->base.cur_queue_size; /* the broker holds nothing: grant it all */
+    pthread_mutex_unlock(&c->base.lock);
+    return n;
 }
 
 static pulsarc_err_t add_permits_sent(pc_single_t *s, void *arg) {
@@ -77,7 +82,7 @@ static void do_flow(void *arg) {
 /* Owes n permits back; 1 when the caller must post a FLOW. Lock held. */
 static int owe_locked(pc_single_t *c, uint32_t n) {
     c->permits += n;
-    if (c->flow_posted || c->permits < (uint32_t)(c->base.queue_size + 1) / 2)
+    if (c->flow_posted || c->permits == 0 || c->permits < (uint32_t)(c->base.cur_queue_size + 1) / 2)
         return 0;
     c->flow_posted = 1;
     return 1;
@@ -136,6 +141,9 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
         q->qlen += n;
         q->qbytes += bytes;
         q->stats.received += n;
+        /* Auto-scaling single-topic consumer (its permits are under this lock): is the pipeline full? */
+        if (q->auto_scale && first->rx_owner == q)
+            q->scale_hint = pc_single_of(q)->permits + q->qlen >= (size_t)q->cur_queue_size;
         pthread_cond_broadcast(&q->cond);
     }
     int listen = q->listener && n && !q->listener_posted;
@@ -209,6 +217,35 @@ static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
 }
 
 /*
+ * Auto-scaling (lock held; only single-topic consumers scale, so q is one),
+ * as the Java client does it: found empty after the last arrival had used
+ * up the pipeline, the application outran the queue: double it (up to
+ * receiverQueueSize) and grant the difference now. A slow application never
+ * finds it empty, so its queue stays small.
+ */
+static void scale_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+    int cur = q->cur_queue_size;
+    if (!q->auto_scale || q->qhead || !q->scale_hint || cur >= q->queue_size)
+        return;
+    int grown = cur < q->queue_size / 2 ? cur * 2 : q->queue_size;
+    q->cur_queue_size = grown;
+    q->scale_hint = 0;
+    if (owe_locked(pc_single_of(q), (uint32_t)(grown - cur)))
+        *flow = pc_single_of(q);
+}
+
+/* Scales before a receive waits; a grown queue's permits go out first (lock held, dropped meanwhile). */
+static void scale_before_wait_locked(pulsarc_consumer_t *c) {
+    pc_single_t *flow = NULL;
+    scale_locked(c, &flow);
+    if (flow) {
+        pthread_mutex_unlock(&c->lock);
+        post_flow(flow);
+        pthread_mutex_lock(&c->lock);
+    }
+}
+
+/*
  * Waits (lock held) until a message, close, end of topic or the deadline.
  * *dl is computed on the first wait only (tv_sec < 0 until then): a
  * receive that finds a message queued reads no clock.
@@ -242,6 +279,7 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
     struct timespec dl = {.tv_sec = -1};
     pc_single_t *flow = NULL;
     pthread_mutex_lock(&c->lock);
+    scale_before_wait_locked(c);
     pulsarc_err_t err = pc_queue_wait_locked(c, timeout_ms, &dl);
     if (!err)
         *msgp = pop_locked(c, &flow);
@@ -266,6 +304,7 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     pc_single_t *flow = NULL;
     size_t bytes = 0;
     pthread_mutex_lock(&c->lock);
+    scale_before_wait_locked(c);
     pulsarc_err_t err = PULSARC_OK;
     while (*n < max && bytes < c->batch_max_bytes) {
         err = pc_queue_wait_locked(c, c->batch_timeout_ms, &dl);
@@ -296,8 +335,10 @@ static void drain_to_listener(pulsarc_consumer_t *c) {
         pc_single_t *flow = NULL;
         pthread_mutex_lock(&c->lock);
         pulsarc_msg_t *m = c->qhead && !c->closing ? pop_locked(c, &flow) : NULL;
-        if (!m)
+        if (!m) {
             c->listener_posted = 0;
+            scale_locked(c, &flow); /* drained: the listener outran the queue */
+        }
         pthread_mutex_unlock(&c->lock);
         if (flow)
             post_flow(flow);

@@ -352,6 +352,10 @@ static pulsarc_err_t new_handle(pulsarc_client_t *cl, pc_single_t *s, const char
 pulsarc_err_t pc_zero_queue_new(pulsarc_client_t *cl, const char *topic, const char *sub,
                                 const pulsarc_conf_t *conf, pulsarc_consumer_t **cp, char *errstr,
                                 size_t errlen) {
+    if (pc_conf_int(conf, PC_PROP_AUTO_SCALED_QUEUE)) /* as the Java client */
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "autoScaledReceiverQueueSizeEnabled needs a receive queue: not with "
+                         "receiverQueueSize 0");
     pc_single_t *s;
     pulsarc_err_t err = pc_single_prepare(cl, topic, sub, conf, &s, errstr, errlen);
     if (err)
