@@ -2,8 +2,8 @@
  * Live-broker tests of autoScaledReceiverQueueSizeEnabled: the receive
  * queue of a single-topic consumer starts at one message and doubles (never
  * past receiverQueueSize) each time the application finds it empty after
- * the broker had used up its permits; an application slower than the
- * broker never does, so its queue stays at one message. Order and count of
+ * the broker had used up its permits (what that saves a slow application
+ * is measured by bench/autoscale.c, not asserted here). Order and count of
  * messages are unchanged; the queue never holds more than its current size,
  * and what the broker was granted beyond what arrived
  * (pc_consumer_permits_sent against stats.received) never exceeds it.
@@ -86,8 +86,11 @@ START_TEST(test_grows_while_drained) {
     }
     ck_assert_uint_gt(prev, 1); /* a tight receive loop outruns a queue of one */
     /* The application stops: the broker uses up its permits; the queue holds at most its size. */
-    usleep(500000);
     pulsarc_consumer_stats_t st = stats(cons);
+    for (int k = 0; k < 750 && pc_consumer_permits_sent(cons) != st.received; k++) {
+        usleep(20000);
+        st = stats(cons);
+    }
     ck_assert_uint_eq(pc_consumer_permits_sent(cons), st.received);
     ck_assert_uint_le(st.queue_len, st.queue_size);
     printf("autoscale: queue grew to %zu of %d in %d receives; %zu queued when the application "
@@ -96,22 +99,6 @@ START_TEST(test_grows_while_drained) {
         take(cons, i);
     pulsarc_msg_t *m = NULL;
     ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 500), PULSARC_ERR_NO_MESSAGE);
-    pulsarc_consumer_destroy(cons);
-    pulsarc_client_destroy(c);
-}
-END_TEST
-
-/* 50 ms per message is far slower than a loopback round trip: the queue is never found empty. */
-START_TEST(test_slow_application_keeps_one) {
-    pulsarc_client_t *c = pct_client();
-    const char *topic = pct_topic("autoscale-slow");
-    publish(c, topic, 20);
-    pulsarc_consumer_t *cons = consumer(c, topic, 1);
-    usleep(200000);
-    for (int i = 0; i < 20; i++) {
-        ck_assert_uint_eq(take(cons, i), 1);
-        usleep(50000);
-    }
     pulsarc_consumer_destroy(cons);
     pulsarc_client_destroy(c);
 }
@@ -149,7 +136,6 @@ static Suite *autoscale_suite(void) {
     TCase *tc = tcase_create("autoscale");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_grows_while_drained);
-    tcase_add_test(tc, test_slow_application_keeps_one);
     tcase_add_test(tc, test_fixed_queue_does_not_scale);
     tcase_add_test(tc, test_not_with_zero_queue);
     suite_add_tcase(s, tc);

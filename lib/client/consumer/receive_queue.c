@@ -5,6 +5,9 @@
  * batch receive, or through the message listener run on the client's
  * callback thread. Every message taken returns one flow permit; permits
  * go back to the broker as one FLOW once half the queue's worth is owed.
+ * With autoScaledReceiverQueueSizeEnabled "the queue" is its current size:
+ * one message at first, doubled whenever the application finds it empty
+ * after the broker had used up its permits (scale_locked).
  * Entries we had to drop return their permits at once, so the broker
  * never stalls on permits we silently ate.
  *
