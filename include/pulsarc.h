@@ -540,7 +540,7 @@ typedef struct pulsarc_consumer_stats_s {
     uint64_t discarded;       /**< entries dropped as corrupt or undecodable */
     uint64_t reconnects;      /**< successful re-subscriptions after the first */
     size_t queue_len;         /**< messages waiting in the receive queue */
-    size_t queue_size;        /**< receiverQueueSize */
+    size_t queue_size;        /**< receiverQueueSize (its current value when auto-scaled) */
 } pulsarc_consumer_stats_t;
 
 /**
@@ -581,7 +581,11 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_new_pattern(pulsarc_client_t *client,
 /**
  * Waits up to timeout_ms (<0: forever) for the next message. On success
  * *msgp is owned by the caller (pulsarc_msg_destroy). PULSARC_ERR_NO_MESSAGE
- * when the time ran out.
+ * when the time ran out. With "receiverQueueSize" 0 (no prefetch: each call
+ * asks the broker for one message) only timeout_ms < 0 is allowed, as with
+ * the Java client (PULSARC_ERR_STATE otherwise, and from batch receive);
+ * a batched entry closes such a consumer and fails with
+ * PULSARC_ERR_UNSUPPORTED.
  */
 PULSARC_API pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *consumer,
                                                    pulsarc_msg_t **msgp, int timeout_ms);

@@ -123,8 +123,14 @@
       "Exclusive|Shared|Failover|Key_Shared", 0, NULL, "Subscription type.")                 \
     X(SUBSCRIPTION_INITIAL_POSITION, "subscriptionInitialPosition", CONSUMER, ENUM, "Latest",  \
       0, 0, "Latest|Earliest", 0, NULL, "Where a new subscription starts.")                   \
-    X(RECEIVER_QUEUE_SIZE, "receiverQueueSize", CONSUMER, INT, "1000", 1, 1000000, NULL, 0, NULL, \
-      "Messages the broker may push ahead of receive(); refilled at half.")                   \
+    X(RECEIVER_QUEUE_SIZE, "receiverQueueSize", CONSUMER, INT, "1000", 0, 1000000, NULL, 0, NULL, \
+      "Messages the broker may push ahead of receive(); refilled at half. 0: no prefetch, one " \
+      "message asked per receive() or listener call (one non-partitioned topic only; receive " \
+      "without a timeout, no batch receive, batched entries close the consumer; not for readers).") \
+    X(AUTO_SCALED_QUEUE, "autoScaledReceiverQueueSizeEnabled", CONSUMER, BOOL, "false", 0, 1, NULL, 0, \
+      NULL, "Start the receive queue at 1 message and double it, up to receiverQueueSize, each " \
+      "time receive() or the listener finds it empty after it had filled: a slow application " \
+      "keeps a small queue. Single-topic consumers and readers only.")                       \
     X(CONSUMER_NAME, "consumerName", CONSUMER, STR, "", 0, 0, NULL, 0, NULL,                   \
       "Consumer name (Failover orders consumers by it).")                                     \
     X(PRIORITY_LEVEL, "priorityLevel", CONSUMER, INT, "0", 0, 1000, NULL, 0, NULL,             \

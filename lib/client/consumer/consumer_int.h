@@ -3,8 +3,9 @@
  * operations through which the public pulsarc_consumer_* calls reach the
  * kind behind a handle: a single-topic consumer (single.c, single.h), a
  * multi-topic consumer over partitions, topic lists or a pattern
- * (multi_topic.c), or a reader's consumer (a single-topic consumer with a
- * start position, start_position.c and reader.c). What the kinds share
+ * (multi_topic.c), a zero-queue consumer that asks for one message per
+ * receive (zero_queue.c), or a reader's consumer (a single-topic consumer
+ * with a start position, start_position.c and reader.c). What the kinds share
  * lives here: identity, reference count, and the receive queue the
  * application takes messages from (receive_queue.c), guarded by `lock`.
  * handle.c runs the common life cycle and the public calls that dispatch;
@@ -36,7 +37,8 @@ struct pulsarc_consumer_s {
 
     /* ---- configuration (set before the loop sees the consumer) ---- */
     int sub_type;
-    int queue_size;
+    int queue_size;              /* receiverQueueSize: the most prefetched */
+    int auto_scale;              /* autoScaledReceiverQueueSizeEnabled, single-topic consumers */
     size_t batch_max_msgs, batch_max_bytes;
     int batch_timeout_ms;
     pulsarc_message_listener_cb listener;
@@ -55,6 +57,9 @@ struct pulsarc_consumer_s {
     pulsarc_msgid_t last_dequeued; /* readers restart after it */
     int has_dequeued;
     pulsarc_consumer_stats_t stats;
+    uint64_t permits_sent;        /* flow permits granted to the broker (single-topic consumers) */
+    int cur_queue_size;           /* what is prefetched now: queue_size unless auto-scaled */
+    int scale_hint;               /* auto-scaling: the last arrival used up the pipeline */
 };
 
 /* What differs between kinds; every public call that is not about the queue goes through it. */
@@ -79,6 +84,15 @@ struct pc_consumer_ops {
     void (*add_stats)(pulsarc_consumer_t *c, pulsarc_consumer_stats_t *out);
     /* one of the consumers delivering into c's queue reached the end of its topic. */
     void (*member_ended)(pulsarc_consumer_t *c);
+
+    /* Kinds that do not prefetch take messages their own way; NULL: the
+     * queue's (receive_queue.c: each message taken owes its permit back). */
+    pulsarc_err_t (*receive)(pulsarc_consumer_t *c, pulsarc_msg_t **msgp, int timeout_ms);
+    pulsarc_err_t (*batch_receive)(pulsarc_consumer_t *c, pulsarc_msg_t **msgs, size_t cap, size_t *n);
+    /* callback thread: hands queued messages to the listener. */
+    void (*run_listener)(pulsarc_consumer_t *c);
+    /* loop thread: the permits member asks for once (re)subscribed; NULL: its receiverQueueSize. */
+    uint32_t (*subscribed)(pulsarc_consumer_t *c, pc_single_t *member);
 };
 
 /* handle.c: the common part's life cycle and the public calls that dispatch. */
@@ -93,6 +107,8 @@ int pc_consumer_is_shared(const pulsarc_consumer_t *c);
 pulsarc_err_t pc_consumer_post(pulsarc_consumer_t *c, pc_loop_fn fn, void *arg);
 /* Reads what every kind configures from conf (queue, batch receive, listener, events). */
 void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf);
+/* Turns auto-scaling off: the queue stays at receiverQueueSize (kinds that do not scale). */
+void pc_consumer_fixed_queue(pulsarc_consumer_t *c);
 
 /* receive_queue.c: the queue (any thread, takes the lock itself unless noted). */
 /* Appends a chain of n messages received by owner; 1 when the listener must be posted. */
@@ -106,5 +122,19 @@ size_t pc_queue_drop_owned(pulsarc_consumer_t *q, const pulsarc_consumer_t *owne
 /* Drops the queued copies of id that owner received; returns how many. */
 size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
                         const pulsarc_msgid_t *id);
+/*
+ * Waits (lock held) for a message, close, end of topic or timeout_ms
+ * (<0: forever); *dl has tv_sec < 0 until the first timed wait sets it.
+ */
+pulsarc_err_t pc_queue_wait_locked(pulsarc_consumer_t *q, int timeout_ms, struct timespec *dl);
+/* Removes the head (lock held, queue not empty) and owes no permit for it. */
+pulsarc_msg_t *pc_queue_take_locked(pulsarc_consumer_t *q);
+/* Flow permits the single-topic consumers behind c have granted so far (tests). */
+uint64_t pc_consumer_permits_sent(pulsarc_consumer_t *c);
+
+/* zero_queue.c: receiverQueueSize 0 on one non-partitioned topic. */
+pulsarc_err_t pc_zero_queue_new(pulsarc_client_t *cl, const char *topic, const char *sub,
+                                const pulsarc_conf_t *conf, pulsarc_consumer_t **cp, char *errstr,
+                                size_t errlen);
 void pc_consumer_notify_event(pulsarc_consumer_t *c, pulsarc_consumer_event_t ev);
 #endif

@@ -1,9 +1,11 @@
 /*
  * Design notes: pulsarc_consumer_new picks the kind of consumer a topic
  * needs: a multi-topic consumer over the topic and its retry topic
- * (retryEnable), one over the partitions of a partitioned topic, or a
- * single-topic consumer. Runs on the application thread; the kinds
- * themselves live in single.c and multi_topic.c.
+ * (retryEnable), one over the partitions of a partitioned topic, a
+ * zero-queue consumer (receiverQueueSize 0, one plain topic only, as with
+ * the Java client), or a single-topic consumer. Runs on the application
+ * thread; the kinds themselves live in single.c, multi_topic.c and
+ * zero_queue.c.
  */
 #include <stdio.h>
 
@@ -23,6 +25,10 @@ static pulsarc_err_t new_if_partitioned(pulsarc_client_t *cl, const char *topic,
     if (err || parts == 0)
         return err;
     *handled = 1;
+    if (pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE) == 0)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "receiverQueueSize 0 needs a non-partitioned topic: '%s' has %d partitions",
+                         t.full, parts);
     return pulsarc_consumer_new_multi(cl, &topic, 1, sub, conf, cp, errstr, errlen);
 }
 
@@ -33,6 +39,10 @@ static pulsarc_err_t new_with_retry(pulsarc_client_t *cl, const char *topic, con
     *handled = 0;
     if (!pc_conf_int(conf, PC_PROP_RETRY_ENABLE))
         return PULSARC_OK;
+    if (pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE) == 0)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "receiverQueueSize 0 cannot be combined with retryEnable (the topic and "
+                         "its retry topic are two topics behind one handle)");
     pc_single_t *probe;
     pulsarc_err_t err = pc_single_prepare(cl, topic, sub, conf, &probe, errstr, errlen);
     if (err)
@@ -68,6 +78,8 @@ pulsarc_err_t pulsarc_consumer_new(pulsarc_client_t *cl, const char *topic, cons
     err = new_if_partitioned(cl, topic, sub, conf, cp, &handled, errstr, errlen);
     if (handled || err)
         return err;
+    if (pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE) == 0)
+        return pc_zero_queue_new(cl, topic, sub, conf, cp, errstr, errlen);
     pc_single_t *c;
     err = pc_single_prepare(cl, topic, sub, conf, &c, errstr, errlen);
     if (err)

@@ -61,6 +61,8 @@ void pc_consumer_base_free(pulsarc_consumer_t *c) {
 void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf) {
     c->sub_type = (int)pc_conf_int(conf, PC_PROP_SUBSCRIPTION_TYPE);
     c->queue_size = (int)pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE);
+    c->auto_scale = pc_conf_int(conf, PC_PROP_AUTO_SCALED_QUEUE) && c->queue_size > 1;
+    c->cur_queue_size = c->auto_scale ? 1 : c->queue_size; /* scaled from one message up */
     c->batch_max_msgs = (size_t)pc_conf_int(conf, PC_PROP_BATCH_RECV_MAX_MSGS);
     c->batch_max_bytes = (size_t)pc_conf_int(conf, PC_PROP_BATCH_RECV_MAX_BYTES);
     c->batch_timeout_ms = (int)pc_conf_int(conf, PC_PROP_BATCH_RECV_TIMEOUT_MS);
@@ -69,6 +71,11 @@ void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *c
     c->listener = (pulsarc_message_listener_cb)fn;
     pc_conf_get_cb(conf, PC_CB_CONSUMER_EVENT, &fn, &c->event_opaque);
     c->event_cb = (pulsarc_consumer_event_cb)fn;
+}
+
+void pc_consumer_fixed_queue(pulsarc_consumer_t *c) {
+    c->auto_scale = 0;
+    c->cur_queue_size = c->queue_size;
 }
 
 void pc_consumer_ref(pulsarc_consumer_t *c) { atomic_fetch_add(&c->refs, 1); }
@@ -104,7 +111,7 @@ pulsarc_err_t pulsarc_consumer_stats(pulsarc_consumer_t *c, pulsarc_consumer_sta
     pthread_mutex_lock(&c->lock);
     *out = c->stats;
     out->queue_len = c->qlen;
-    out->queue_size = (size_t)c->queue_size;
+    out->queue_size = (size_t)c->cur_queue_size;
     c->ops->add_stats(c, out);
     pthread_mutex_unlock(&c->lock);
     return PULSARC_OK;

@@ -123,6 +123,7 @@ static pulsarc_err_t prepare_child(pc_multi_t *p, const char *topic, pc_single_t
     c->queue = &p->base;
     pc_consumer_ref(&p->base);
     c->base.listener = NULL; /* the parent's queue runs the listener */
+    pc_consumer_fixed_queue(&c->base); /* auto-scaling is for single-topic consumers */
     if (add_to_parent(p, c)) {
         pc_consumer_unref(&c->base);
         return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory");
@@ -466,6 +467,10 @@ static const pc_consumer_ops_t multi_ops = {
 static pulsarc_err_t new_parent(pulsarc_client_t *cl, const char *first_topic, const char *display,
                                 const char *sub, const pulsarc_conf_t *conf, pc_multi_t **pp,
                                 char *e, size_t el) {
+    if (pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE) == 0) /* as the Java client: no zero queue here */
+        return pc_seterr(e, el, PULSARC_ERR_BAD_CONFIG,
+                         "receiverQueueSize 0 works on one non-partitioned topic only, not on a "
+                         "multi-topic or pattern consumer");
     pc_single_t *probe;
     pulsarc_err_t err = pc_single_prepare(cl, first_topic, sub, conf, &probe, e, el);
     if (err)
@@ -479,6 +484,7 @@ static pulsarc_err_t new_parent(pulsarc_client_t *cl, const char *first_topic, c
         p->base.topic = probe->base.topic;
         snprintf(p->base.topic.full, sizeof p->base.topic.full, "%s", display);
         pc_consumer_read_common_conf(&p->base, conf);
+        pc_consumer_fixed_queue(&p->base);
         p->conf_copy = conf ? pulsarc_conf_dup(conf) : pulsarc_conf_new();
     }
     pc_consumer_unref(&probe->base);

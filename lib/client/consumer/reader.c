@@ -61,6 +61,9 @@ pulsarc_err_t pulsarc_reader_new(pulsarc_client_t *cl, const char *topic, const 
     if (!cl || !topic || !start || !rp)
         return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "client, topic, start and readerp are required");
     *rp = NULL;
+    if (pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE) == 0) /* reads use timeouts; see zero_queue.c */
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "receiverQueueSize 0 is for consumers only: a reader needs a receive queue");
     char name[64];
     const char *sub = pc_conf_str(conf, PC_PROP_SUBSCRIPTION_NAME);
     if (!*sub) {

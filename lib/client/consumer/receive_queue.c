@@ -5,6 +5,9 @@
  * batch receive, or through the message listener run on the client's
  * callback thread. Every message taken returns one flow permit; permits
  * go back to the broker as one FLOW once half the queue's worth is owed.
+ * With autoScaledReceiverQueueSizeEnabled "the queue" is its current size:
+ * one message at first, doubled whenever the application finds it empty
+ * after the broker had used up its permits (scale_locked).
  * Entries we had to drop return their permits at once, so the broker
  * never stalls on permits we silently ate.
  *
@@ -13,6 +16,10 @@
  * message (its rx_owner), which may deliver into a multi-topic
  * consumer's queue. Lock order: the queue's lock, then the receiving
  * consumer's when they differ.
+ *
+ * Kinds that do not prefetch (zero_queue.c) take messages through their
+ * own receive and listener operations, built on the wait and take here,
+ * and decide the permits a fresh subscription asks for.
  *
  * Threads: append/refund/send_flow on the io thread; receive and the
  * listener on application threads; `lock` guards everything shared.
@@ -36,6 +43,32 @@ void pc_single_send_flow(pc_single_t *c, uint32_t n) {
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__FLOW;
     cmd.flow = &fl;
     pc_conn_send(c->h.conn, &cmd);
+    pthread_mutex_lock(&c->base.lock);
+    c->base.permits_sent += n;
+    pthread_mutex_unlock(&c->base.lock);
+}
+
+uint32_t pc_single_subscribed_permits(pc_single_t *c) {
+    pulsarc_consumer_t *q = c->queue;
+    if (q->ops->subscribed)
+        return q->ops->subscribed(q, c);
+    pthread_mutex_lock(&c->base.lock);
+    uint32_t n = (uint32_t)c->base.cur_queue_size; /* the broker holds nothing: grant it all */
+    pthread_mutex_unlock(&c->base.lock);
+    return n;
+}
+
+static pulsarc_err_t add_permits_sent(pc_single_t *s, void *arg) {
+    pthread_mutex_lock(&s->base.lock);
+    *(uint64_t *)arg += s->base.permits_sent;
+    pthread_mutex_unlock(&s->base.lock);
+    return PULSARC_OK;
+}
+
+uint64_t pc_consumer_permits_sent(pulsarc_consumer_t *c) {
+    uint64_t n = 0;
+    c->ops->each_single(c, add_permits_sent, &n);
+    return n;
 }
 
 static void do_flow(void *arg) {
@@ -52,7 +85,7 @@ static void do_flow(void *arg) {
 /* Owes n permits back; 1 when the caller must post a FLOW. Lock held. */
 static int owe_locked(pc_single_t *c, uint32_t n) {
     c->permits += n;
-    if (c->flow_posted || c->permits < (uint32_t)(c->base.queue_size + 1) / 2)
+    if (c->flow_posted || c->permits == 0 || c->permits < (uint32_t)(c->base.cur_queue_size + 1) / 2)
         return 0;
     c->flow_posted = 1;
     return 1;
@@ -111,6 +144,9 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
         q->qlen += n;
         q->qbytes += bytes;
         q->stats.received += n;
+        /* Auto-scaling single-topic consumer (its permits are under this lock): is the pipeline full? */
+        if (q->auto_scale && first->rx_owner == q)
+            q->scale_hint = pc_single_of(q)->permits + q->qlen >= (size_t)q->cur_queue_size;
         pthread_cond_broadcast(&q->cond);
     }
     int listen = q->listener && n && !q->listener_posted;
@@ -172,7 +208,7 @@ static void owe_member(pc_single_t *member) {
  * received it: under the lock already held when that is the queue's own
  * consumer, and then *flow names it when a FLOW must be posted.
  */
-static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+pulsarc_msg_t *pc_queue_take_locked(pulsarc_consumer_t *q) {
     pulsarc_msg_t *m = q->qhead;
     q->qhead = m->next;
     if (!q->qhead)
@@ -183,6 +219,11 @@ static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
     q->last_dequeued = m->id;
     q->has_dequeued = 1;
     q->stats.delivered++;
+    return m;
+}
+
+static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+    pulsarc_msg_t *m = pc_queue_take_locked(q);
     pc_single_t *owner = pc_single_of(m->rx_owner);
     if (m->rx_owner != q)
         owe_member(owner);
@@ -192,11 +233,40 @@ static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
 }
 
 /*
+ * Auto-scaling (lock held; only single-topic consumers scale, so q is one),
+ * as the Java client does it: found empty after the last arrival had used
+ * up the pipeline, the application outran the queue: double it (up to
+ * receiverQueueSize) and grant the difference now. A slow application never
+ * finds it empty, so its queue stays small.
+ */
+static void scale_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+    int cur = q->cur_queue_size;
+    if (!q->auto_scale || q->qhead || !q->scale_hint || cur >= q->queue_size)
+        return;
+    int grown = cur < q->queue_size / 2 ? cur * 2 : q->queue_size;
+    q->cur_queue_size = grown;
+    q->scale_hint = 0;
+    if (owe_locked(pc_single_of(q), (uint32_t)(grown - cur)))
+        *flow = pc_single_of(q);
+}
+
+/* Scales before a receive waits; a grown queue's permits go out first (lock held, dropped meanwhile). */
+static void scale_before_wait_locked(pulsarc_consumer_t *c) {
+    pc_single_t *flow = NULL;
+    scale_locked(c, &flow);
+    if (flow) {
+        pthread_mutex_unlock(&c->lock);
+        post_flow(flow);
+        pthread_mutex_lock(&c->lock);
+    }
+}
+
+/*
  * Waits (lock held) until a message, close, end of topic or the deadline.
  * *dl is computed on the first wait only (tv_sec < 0 until then): a
  * receive that finds a message queued reads no clock.
  */
-static pulsarc_err_t wait_locked(pulsarc_consumer_t *c, int timeout_ms, struct timespec *dl) {
+pulsarc_err_t pc_queue_wait_locked(pulsarc_consumer_t *c, int timeout_ms, struct timespec *dl) {
     while (!c->qhead) {
         if (c->closing)
             return PULSARC_ERR_CLOSED;
@@ -220,10 +290,13 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
     *msgp = NULL;
     if (c->listener)
         return PULSARC_ERR_STATE; /* messages go to the listener */
+    if (c->ops->receive)
+        return c->ops->receive(c, msgp, timeout_ms);
     struct timespec dl = {.tv_sec = -1};
     pc_single_t *flow = NULL;
     pthread_mutex_lock(&c->lock);
-    pulsarc_err_t err = wait_locked(c, timeout_ms, &dl);
+    scale_before_wait_locked(c);
+    pulsarc_err_t err = pc_queue_wait_locked(c, timeout_ms, &dl);
     if (!err)
         *msgp = pop_locked(c, &flow);
     pthread_mutex_unlock(&c->lock);
@@ -239,15 +312,18 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     *n = 0;
     if (c->listener)
         return PULSARC_ERR_STATE;
+    if (c->ops->batch_receive)
+        return c->ops->batch_receive(c, msgs, cap, n);
     size_t max = cap < c->batch_max_msgs ? cap : c->batch_max_msgs;
     struct timespec dl;
     pc_deadline(&dl, c->batch_timeout_ms);
     pc_single_t *flow = NULL;
     size_t bytes = 0;
     pthread_mutex_lock(&c->lock);
+    scale_before_wait_locked(c);
     pulsarc_err_t err = PULSARC_OK;
     while (*n < max && bytes < c->batch_max_bytes) {
-        err = wait_locked(c, c->batch_timeout_ms, &dl);
+        err = pc_queue_wait_locked(c, c->batch_timeout_ms, &dl);
         if (err)
             break;
         msgs[*n] = pop_locked(c, &flow);
@@ -269,16 +345,16 @@ typedef struct listener_run {
     pulsarc_consumer_t *c;
 } listener_run_t;
 
-/* Runs on the callback thread: hands out everything queued, one by one. */
-static void run_listener(pc_cb_item_t *it) {
-    pulsarc_consumer_t *c = ((listener_run_t *)it)->c;
-    free(it);
+/* Hands out everything queued, one by one; each message taken owes its permit. */
+static void drain_to_listener(pulsarc_consumer_t *c) {
     for (;;) {
         pc_single_t *flow = NULL;
         pthread_mutex_lock(&c->lock);
         pulsarc_msg_t *m = c->qhead && !c->closing ? pop_locked(c, &flow) : NULL;
-        if (!m)
+        if (!m) {
             c->listener_posted = 0;
+            scale_locked(c, &flow); /* drained: the listener outran the queue */
+        }
         pthread_mutex_unlock(&c->lock);
         if (flow)
             post_flow(flow);
@@ -286,6 +362,16 @@ static void run_listener(pc_cb_item_t *it) {
             break;
         c->listener(c, m, c->listener_opaque);
     }
+}
+
+/* Runs on the callback thread. */
+static void run_listener(pc_cb_item_t *it) {
+    pulsarc_consumer_t *c = ((listener_run_t *)it)->c;
+    free(it);
+    if (c->ops->run_listener)
+        c->ops->run_listener(c);
+    else
+        drain_to_listener(c);
     pc_consumer_unref(c);
 }
 

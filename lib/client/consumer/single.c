@@ -200,7 +200,7 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
         c->base.stats.reconnects++;
     pthread_mutex_unlock(&c->base.lock);
     pc_ack_resend(&c->acks); /* before FLOW: the broker must know them before it dispatches */
-    pc_single_send_flow(c, (uint32_t)c->base.queue_size);
+    pc_single_send_flow(c, pc_single_subscribed_permits(c));
     finish_create(c, PULSARC_OK, NULL);
     pc_single_requests_resume(c); /* seeks and last-id requests that waited for this */
 }

@@ -117,6 +117,8 @@ static inline size_t pc_single_drop_queued(pc_single_t *s) {
 }
 void pc_single_refund(pc_single_t *s, uint32_t permits);
 void pc_single_send_flow(pc_single_t *s, uint32_t n);
+/* Loop thread: the permits a fresh subscription grants (its queue's kind decides). */
+uint32_t pc_single_subscribed_permits(pc_single_t *s);
 
 /* ack.c (loop thread) */
 /* Starts the ack and redelivery trackers; due receives what the redelivery tracker gives up on. */
