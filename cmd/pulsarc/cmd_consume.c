@@ -142,6 +142,11 @@ static int run_loop(loop_t *l) {
         if (e == PULSARC_OK) {
             rc = deliver(l, m);
             idle_since = cli_now_ns();
+        } else if (e == PULSARC_ERR_STATE && l->recv == consumer_recv) {
+            /* The only consumer that refuses a timed receive is a zero-queue one. */
+            rc = cli_fail(l->prog, CLI_EXIT_USAGE, "--receiver-queue-size 0 (zero queue) receives "
+                          "only without a timeout, and this loop needs one to see Ctrl-C and "
+                          "--timeout; use 1 or more");
         } else if (e != PULSARC_ERR_NO_MESSAGE) {
             rc = cli_fail(l->prog, CLI_EXIT_RUNTIME, "receive failed: %s", pulsarc_strerror(e));
         } else if (at_end(l, &rc) || (limit && cli_now_ns() - idle_since >= limit)) {

@@ -78,6 +78,8 @@ usage_error "bad enum through a flag" "-t Sometimes: subscriptionType" consume t
 usage_error "unknown key through --conf" "-C nosuchKey=1: unknown configuration key" produce t -m x -C nosuchKey=1
 usage_error "bad URL names its flag" "from -u notaurl" produce t -m x -u notaurl
 usage_error "unknown verb" "unknown verb 'frobnicate'" frobnicate
+usage_error "zero queue says why the loop cannot use it" "--receiver-queue-size 0 (zero queue)" \
+    consume "$(topic zq)" -s s -n 1 --receiver-queue-size 0
 printf 'serviceUrl=%s\n\nbrokerServiceURL=oops\n' "$PULSAR_SERVICE_URL" >"$work/typo.conf"
 usage_error "client.conf unknown key names file:line" "$work/typo.conf:3: unknown key 'brokerServiceURL'" \
     produce t -m x --client-conf "$work/typo.conf"
