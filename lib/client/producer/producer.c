@@ -527,14 +527,21 @@ static void lose_connection(pc_topic_producer_t *p) {
     pc_handler_lost(&p->h);
 }
 
+/* Fills cmd with a CLOSE_PRODUCER for p under a fresh request id (in cp, which cmd points to). */
+static void close_producer_cmd(pc_topic_producer_t *p, Pulsar__Proto__CommandCloseProducer *cp,
+                               pc_cmd_t *cmd) {
+    pulsar__proto__command_close_producer__init(cp);
+    cp->producer_id = p->id;
+    cp->request_id = p->base.client->next_id++;
+    pulsar__proto__base_command__init(cmd);
+    cmd->type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
+    cmd->close_producer = cp;
+}
+
 static void send_close_producer(pc_handler_t *h, pc_conn_t *conn) {
-    pc_topic_producer_t *p = P_OF(h);
-    Pulsar__Proto__CommandCloseProducer cp = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
-    cp.producer_id = p->id;
-    cp.request_id = p->base.client->next_id++;
-    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
-    cmd.close_producer = &cp;
+    Pulsar__Proto__CommandCloseProducer cp;
+    pc_cmd_t cmd;
+    close_producer_cmd(P_OF(h), &cp, &cmd);
     pc_conn_send(conn, &cmd);
 }
 
@@ -735,12 +742,9 @@ static void do_close(void *arg) {
         r->p = p;
         r->conn = conn;
         pc_conn_ref(conn);
-        Pulsar__Proto__CommandCloseProducer cp = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
-        cp.producer_id = p->id;
-        cp.request_id = p->base.client->next_id++;
-        pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
-        cmd.close_producer = &cp;
+        Pulsar__Proto__CommandCloseProducer cp;
+        pc_cmd_t cmd;
+        close_producer_cmd(p, &cp, &cmd);
         pc_conn_request(conn, &cmd, cp.request_id, p->base.client->op_timeout_ms, on_close_reply, r);
         return; /* on_close_reply keeps the reference */
     }
