@@ -51,6 +51,7 @@ struct pulsarc_consumer_s {
     pthread_cond_t cond;
     pulsarc_msg_t *qhead, *qtail; /* each message's rx_owner is the single consumer that received it */
     size_t qlen, qbytes;
+    uint64_t rx_bytes;            /* payload bytes ever appended to the queue (metrics) */
     int listener_posted;
     int closing, closed, close_posted;
     int end_of_topic;

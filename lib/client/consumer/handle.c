@@ -31,6 +31,10 @@ static void handle_report(pc_handle_t *h, struct pc_metrics_entry *out) {
     out->topic = c->topic;
     snprintf(out->sub, sizeof out->sub, "%s", c->sub);
     pulsarc_consumer_stats(c, &out->consumer);
+    pthread_mutex_lock(&c->lock);
+    out->bytes_received = c->rx_bytes;
+    out->queue_bytes = c->qbytes;
+    pthread_mutex_unlock(&c->lock);
 }
 
 pulsarc_err_t pc_consumer_base_init(pulsarc_consumer_t *c, const pc_consumer_ops_t *ops,

@@ -143,6 +143,7 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
         q->qtail = last;
         q->qlen += n;
         q->qbytes += bytes;
+        q->rx_bytes += bytes;
         q->stats.received += n;
         /* Auto-scaling single-topic consumer (its permits are under this lock): is the pipeline full? */
         if (q->auto_scale && first->rx_owner == q)
