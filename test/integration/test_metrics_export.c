@@ -5,7 +5,10 @@
  * 3-partition topic, a consumer that receives and acks everything, then
  * the export is written to a file and checked for its families, their
  * types, the label set of every sample and counters equal to what this
- * program did (messages sent, bytes, received, acked).
+ * program did (messages sent, bytes, received, acked; one partition-count
+ * lookup per handle and one topic lookup per topic or partition; every
+ * connection opened still open). A second client, pointed at a port
+ * nobody listens on, counts its failed connections and lookups.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +55,44 @@ static void wait_acks(pulsarc_consumer_t *cons, uint64_t n) {
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     }
     ck_abort_msg("acked %llu of %llu", (unsigned long long)st.acked, (unsigned long long)n);
+}
+
+/* The client's own families and their label sets. */
+static void expect_client_families(FILE *f) {
+    const char *lk = "pulsar_client_lookup_duration_seconds";
+    fprintf(f, "family\t%s\thistogram\n", lk);
+    fprintf(f, "labels\t%s\tpulsar_lookup_transport_type,pulsar_lookup_type,pulsar_response_status\n", lk);
+    fprintf(f, "family\tpulsar_client_connection_opened\tcounter\n");
+    fprintf(f, "family\tpulsar_client_connection_closed\tcounter\n");
+    fprintf(f, "family\tpulsar_client_connection_failed\tcounter\n");
+    fprintf(f, "labels\tpulsar_client_connection_failed\tpulsar_failure_type\n");
+    fprintf(f, "family\tpulsar_client_connection_open_count\tgauge\n");
+}
+
+/* The count of binary lookups of kind with outcome status (how: value or atleast). */
+static void expect_lookups(FILE *f, const char *kind, const char *status, const char *how, int n) {
+    fprintf(f, "%s\tpulsar_client_lookup_duration_seconds_count\tpulsar_lookup_transport_type=binary;"
+            "pulsar_lookup_type=%s;pulsar_response_status=%s\t%d\n", how, kind, status, n);
+}
+
+/* Writes the export and the expectations to dir, runs the check. */
+static void validate(pulsarc_client_t *c, const char *dir, void (*expect)(FILE *f, void *arg), void *arg) {
+    char prom[600], path[600], cmd[1400];
+    snprintf(prom, sizeof prom, "%s/metrics.prom", dir);
+    snprintf(path, sizeof path, "%s/expect.tsv", dir);
+    char *text = dump(c, prom);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    expect(f, arg);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "bash test/metrics/validate.sh '%s' '%s'", prom, path);
+    int rc = system(cmd);
+    if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0)
+        fprintf(stderr, "the export checked:\n%s", text);
+    ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "prometheus_client check failed (%d)", rc);
+    pulsarc_metrics_free(text);
+    unlink(prom);
+    unlink(path);
 }
 
 START_TEST(test_export_parsed_by_prometheus_client) {
@@ -118,6 +159,22 @@ START_TEST(test_export_parsed_by_prometheus_client) {
     fprintf(f, "value\tpulsar_client_consumer_message_ack_total\t%s\t%d\n", cl, N_PLAIN);
     fprintf(f, "value\tpulsar_client_consumer_message_nack_total\t%s\t0\n", cl);
     fprintf(f, "value\tpulsar_client_consumer_receive_queue_count\t%s\t0\n", cl);
+    fprintf(f, "value\tpulsar_client_consumer_message_received_size_bytes_total\t%s\t%d\n", cl,
+            N_PLAIN * PAYLOAD);
+    fprintf(f, "value\tpulsar_client_consumer_receive_queue_size_bytes\t%s\t0\n", cl);
+    fprintf(f, "value\tpulsar_client_consumer_redelivery_request_total\t%s\t0\n", cl);
+    fprintf(f, "value\tpulsar_client_consumer_reconnect_total\t%s\t0\n", cl);
+    fprintf(f, "family\tpulsar_client_consumer_receive_queue_capacity\tgauge\n");
+    expect_client_families(f);
+    /* 3 handles, one PARTITIONED_METADATA each; LOOKUP for the plain topic
+     * (producer and consumer) and each of the 3 partitions. */
+    expect_lookups(f, "metadata", "success", "value", 3);
+    expect_lookups(f, "topic", "success", "value", 2 + 3);
+    fprintf(f, "series\tpulsar_client_lookup_duration_seconds\t2\n"); /* nothing failed */
+    fprintf(f, "atleast\tpulsar_client_connection_opened_total\t\t1\n");
+    fprintf(f, "value\tpulsar_client_connection_closed_total\t\t0\n");
+    fprintf(f, "value\tpulsar_client_connection_failed_total\tpulsar_failure_type=tcp-failed\t0\n");
+    fprintf(f, "value\tpulsar_client_connection_failed_total\tpulsar_failure_type=handshake\t0\n");
     fclose(f);
     snprintf(cmd, sizeof cmd, "bash test/metrics/validate.sh '%s' '%s'", prom, expect);
     int rc = system(cmd);
@@ -136,11 +193,41 @@ START_TEST(test_export_parsed_by_prometheus_client) {
 }
 END_TEST
 
+static void expect_failures(FILE *f, void *arg) {
+    (void)arg;
+    expect_client_families(f);
+    fprintf(f, "atleast\tpulsar_client_connection_failed_total\tpulsar_failure_type=tcp-failed\t1\n");
+    fprintf(f, "value\tpulsar_client_connection_failed_total\tpulsar_failure_type=handshake\t0\n");
+    fprintf(f, "value\tpulsar_client_connection_opened_total\t\t0\n");
+    fprintf(f, "value\tpulsar_client_connection_open_count\t\t0\n");
+    expect_lookups(f, "metadata", "failed", "atleast", 1);
+}
+
+/* Port 1 on loopback refuses: every connection fails before TCP is up. */
+START_TEST(test_failed_connections_and_lookups) {
+    char dir[] = "/tmp/pulsarc-metrics-XXXXXX", err[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    pulsarc_conf_t *conf = pct_conf((const char *const[]){"serviceUrl", "pulsar://127.0.0.1:1",
+                                                         "operationTimeoutMs", "1500", NULL});
+    pulsarc_client_t *c = NULL;
+    ck_assert_msg(pulsarc_client_new(conf, &c, err, sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_destroy(conf);
+    pulsarc_producer_t *p = NULL;
+    ck_assert_int_ne(pulsarc_producer_new(c, "persistent://public/default/nowhere", NULL, &p, err, sizeof err),
+                     PULSARC_OK);
+    ck_assert_ptr_null(p);
+    validate(c, dir, expect_failures, NULL);
+    pulsarc_client_destroy(c);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *metrics_export_suite(void) {
     Suite *s = suite_create("metrics-export");
     TCase *tc = tcase_create("live");
     tcase_set_timeout(tc, 300); /* the first run makes the virtualenv */
     tcase_add_test(tc, test_export_parsed_by_prometheus_client);
+    tcase_add_test(tc, test_failed_connections_and_lookups);
     suite_add_tcase(s, tc);
     return s;
 }
