@@ -716,8 +716,10 @@ PULSARC_API void pulsarc_reader_destroy(pulsarc_reader_t *reader);
  * with a partition key (as pulsarc_msg_key gives it: base64 text for a
  * binary key, as Java's getKey) sets that key to a copy of its payload; a message
  * with an empty payload or marked null (pulsarc_msg_set_null_value) deletes
- * the key. Messages without a key are skipped. The partitions are counted
- * once, at creation.
+ * the key. Messages without a key are skipped. A partitioned topic's
+ * partition count is asked for again every "autoUpdatePartitionsInterval"
+ * seconds of conf (default 60; 0: only at creation), and each new
+ * partition is read from its start like the others.
  *
  * Threads: one reader thread per partition applies updates in the
  * background. Updates, listener calls and pulsarc_tableview_for_each are
