@@ -173,7 +173,8 @@
     X(SUBSCRIPTION_NAME, "subscriptionName", CONSUMER, STR, "", 0, 0, NULL, 0, NULL,           \
       "Readers: the subscription name (default reader-<random>).")                             \
     X(AUTO_UPDATE_PARTITIONS_S, "autoUpdatePartitionsInterval", CONSUMER, INT, "60", 0, 86400,   \
-      NULL, 0, NULL, "Seconds between checks for new partitions of subscribed topics. 0: never.") \
+      NULL, 0, NULL, "Seconds between checks for new partitions of subscribed topics (and of a table view's " \
+      "topic). 0: never.") \
     X(PATTERN_DISCOVERY_S, "patternAutoDiscoveryPeriod", CONSUMER, INT, "60", 0, 86400, NULL, 0, NULL, \
       "Seconds between checks for new topics matching a regex subscription. 0: never.")      \
     X(MAX_PENDING_CHUNKED, "maxPendingChunkedMessage", CONSUMER, INT, "10", 1, 100000, NULL, 0, NULL, \
