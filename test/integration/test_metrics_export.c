@@ -8,7 +8,8 @@
  * program did (messages sent, bytes, received, acked; one partition-count
  * lookup per handle and one topic lookup per topic or partition; every
  * connection opened still open). A second client, pointed at a port
- * nobody listens on, counts its failed connections and lookups.
+ * nobody listens on, counts its failed connections and lookups; a third,
+ * on an http:// service URL, its lookups over HTTP.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,10 +70,15 @@ static void expect_client_families(FILE *f) {
     fprintf(f, "family\tpulsar_client_connection_open_count\tgauge\n");
 }
 
-/* The count of binary lookups of kind with outcome status (how: value or atleast). */
+/* The count of lookups over transport of kind with outcome status (how: value or atleast). */
+static void expect_lookups_by(FILE *f, const char *transport, const char *kind, const char *status,
+                              const char *how, int n) {
+    fprintf(f, "%s\tpulsar_client_lookup_duration_seconds_count\tpulsar_lookup_transport_type=%s;"
+            "pulsar_lookup_type=%s;pulsar_response_status=%s\t%d\n", how, transport, kind, status, n);
+}
+
 static void expect_lookups(FILE *f, const char *kind, const char *status, const char *how, int n) {
-    fprintf(f, "%s\tpulsar_client_lookup_duration_seconds_count\tpulsar_lookup_transport_type=binary;"
-            "pulsar_lookup_type=%s;pulsar_response_status=%s\t%d\n", how, kind, status, n);
+    expect_lookups_by(f, "binary", kind, status, how, n);
 }
 
 /* Writes the export and the expectations to dir, runs the check. */
@@ -222,12 +228,41 @@ START_TEST(test_failed_connections_and_lookups) {
 }
 END_TEST
 
+static void expect_http(FILE *f, void *arg) {
+    (void)arg;
+    expect_client_families(f);
+    expect_lookups_by(f, "http", "metadata", "success", "value", 1);
+    expect_lookups_by(f, "http", "topic", "success", "value", 1);
+    fprintf(f, "series\tpulsar_client_lookup_duration_seconds\t2\n"); /* no binary lookup */
+    fprintf(f, "atleast\tpulsar_client_connection_opened_total\t\t1\n");
+}
+
+/* An http:// service URL: lookups go to the REST API and are labelled so. */
+START_TEST(test_http_lookups) {
+    char dir[] = "/tmp/pulsarc-metrics-XXXXXX", err[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    pulsarc_conf_t *conf = pct_conf((const char *const[]){"serviceUrl", pct_admin_url(), NULL});
+    pulsarc_client_t *c = NULL;
+    ck_assert_msg(pulsarc_client_new(conf, &c, err, sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_destroy(conf);
+    char topic[512];
+    snprintf(topic, sizeof topic, "persistent://public/default/%s", pct_topic("metrics-http"));
+    pulsarc_producer_t *p = NULL;
+    ck_assert_msg(pulsarc_producer_new(c, topic, NULL, &p, err, sizeof err) == PULSARC_OK, "%s", err);
+    validate(c, dir, expect_http, NULL);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *metrics_export_suite(void) {
     Suite *s = suite_create("metrics-export");
     TCase *tc = tcase_create("live");
     tcase_set_timeout(tc, 300); /* the first run makes the virtualenv */
     tcase_add_test(tc, test_export_parsed_by_prometheus_client);
     tcase_add_test(tc, test_failed_connections_and_lookups);
+    tcase_add_test(tc, test_http_lookups);
     suite_add_tcase(s, tc);
     return s;
 }
