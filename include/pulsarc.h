@@ -925,6 +925,7 @@ PULSARC_API int pulsarc_client_txn_enabled(const pulsarc_client_t *client);
  * pulsar_response_status success|failed),
  * pulsar_client_producer_message_send_size_bytes_total,
  * pulsar_client_producer_message_pending_count,
+ * pulsar_client_producer_reconnect_total,
  * pulsar_client_consumer_message_received_count_total,
  * pulsar_client_consumer_receive_queue_count,
  * pulsar_client_consumer_message_ack_total and _nack_total,

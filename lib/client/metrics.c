@@ -172,6 +172,7 @@ static int same_series(const pc_metrics_entry_t *a, const pc_metrics_entry_t *b)
 static void merge_into(pc_metrics_entry_t *into, const pc_metrics_entry_t *e) {
     into->producer.bytes_sent += e->producer.bytes_sent;
     into->producer.pending += e->producer.pending;
+    into->producer_reconnects += e->producer_reconnects;
     pc_hist_add(&into->send_ok, &e->send_ok);
     pc_hist_add(&into->send_failed, &e->send_failed);
     into->consumer.received += e->consumer.received;
@@ -215,6 +216,7 @@ typedef uint64_t (*value_of_fn)(const pc_metrics_entry_t *e);
 
 static uint64_t send_bytes(const pc_metrics_entry_t *e) { return e->producer.bytes_sent; }
 static uint64_t pending(const pc_metrics_entry_t *e) { return e->producer.pending; }
+static uint64_t producer_reconnects(const pc_metrics_entry_t *e) { return e->producer_reconnects; }
 static uint64_t received(const pc_metrics_entry_t *e) { return e->consumer.received; }
 static uint64_t queued(const pc_metrics_entry_t *e) { return (uint64_t)e->consumer.queue_len; }
 static uint64_t acked(const pc_metrics_entry_t *e) { return e->consumer.acked; }
@@ -236,6 +238,8 @@ static const family_t families[] = {
      "Payload bytes of messages the broker acknowledged (before compression).", send_bytes},
     {PC_METRICS_PRODUCER, "pulsar_client_producer_message_pending_count", "gauge",
      "Messages queued or in flight, waiting for a receipt.", pending},
+    {PC_METRICS_PRODUCER, "pulsar_client_producer_reconnect", "counter",
+     "Producers created again on a new connection after the first.", producer_reconnects},
     {PC_METRICS_CONSUMER, "pulsar_client_consumer_message_received_count", "counter",
      "Messages received from the broker.", received},
     {PC_METRICS_CONSUMER, "pulsar_client_consumer_receive_queue_count", "gauge",

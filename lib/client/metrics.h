@@ -71,6 +71,7 @@ typedef struct pc_metrics_entry {
     pulsarc_consumer_stats_t consumer;
     uint64_t bytes_received;     /* consumer: payload bytes that reached its queue */
     uint64_t queue_bytes;        /* consumer: payload bytes waiting in its queue */
+    uint64_t producer_reconnects; /* producer: created again on a new connection */
 } pc_metrics_entry_t;
 
 #endif

@@ -9,7 +9,8 @@
  * lookup per handle and one topic lookup per topic or partition; every
  * connection opened still open). A second client, pointed at a port
  * nobody listens on, counts its failed connections and lookups; a third,
- * on an http:// service URL, its lookups over HTTP.
+ * on an http:// service URL, its lookups over HTTP. Unloading a topic
+ * counts one reconnect of its producer and of its consumer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +257,84 @@ START_TEST(test_http_lookups) {
 }
 END_TEST
 
+/* The value of the sample line that starts with prefix (name{labels), or -1. */
+static double sample_of(const char *text, const char *prefix) {
+    size_t n = strlen(prefix);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (!strncmp(p, prefix, n)) {
+            const char *sp = strchr(p, ' ');
+            return sp ? strtod(sp + 1, NULL) : -1;
+        }
+    return -1;
+}
+
+typedef struct reconnected {
+    const char *topic;
+} reconnected_t;
+
+static void expect_reconnected(FILE *f, void *arg) {
+    reconnected_t *r = arg;
+    char l[1200];
+    snprintf(l, sizeof l, "pulsar_tenant=public;pulsar_namespace=default;pulsar_topic=%s", r->topic);
+    fprintf(f, "family\tpulsar_client_producer_reconnect\tcounter\n");
+    fprintf(f, "family\tpulsar_client_consumer_reconnect\tcounter\n");
+    fprintf(f, "value\tpulsar_client_producer_reconnect_total\t%s\t1\n", l);
+    fprintf(f, "value\tpulsar_client_consumer_reconnect_total\t%s;pulsar_subscription=rc-sub\t1\n", l);
+    /* 2 sent; the first, unacked, may come again after the reconnect */
+    fprintf(f, "atleast\tpulsar_client_consumer_message_received_count_total\t%s;pulsar_subscription=rc-sub\t2\n",
+            l);
+    /* each handle looked the topic up when created and again after the unload */
+    expect_lookups(f, "topic", "success", "atleast", 4);
+    expect_lookups(f, "metadata", "success", "value", 2);
+}
+
+/* An unloaded topic: its producer and consumer are each created again once. */
+START_TEST(test_reconnects_counted) {
+    char dir[] = "/tmp/pulsarc-metrics-XXXXXX", topic[512], err[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *name = pct_topic("metrics-rc");
+    snprintf(topic, sizeof topic, "persistent://public/default/%s", name);
+    pulsarc_client_t *c = pct_client();
+    pulsarc_conf_t *cc = pct_conf((const char *const[]){"subscriptionInitialPosition", "Earliest", NULL});
+    pulsarc_consumer_t *cons = NULL;
+    ck_assert_msg(pulsarc_consumer_new(c, topic, "rc-sub", cc, &cons, err, sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_destroy(cc);
+    pulsarc_producer_t *p = NULL;
+    ck_assert_msg(pulsarc_producer_new(c, topic, NULL, &p, err, sizeof err) == PULSARC_OK, "%s", err);
+    produce(p, 1);
+    char path[700];
+    snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/unload", name);
+    ck_assert_int_eq(pct_admin("PUT", path, NULL), 204);
+    char pl[800], cl[900];
+    snprintf(pl, sizeof pl, "pulsar_client_producer_reconnect_total{pulsar_tenant=\"public\","
+             "pulsar_namespace=\"default\",pulsar_topic=\"%s\"}", topic);
+    snprintf(cl, sizeof cl, "pulsar_client_consumer_reconnect_total{pulsar_tenant=\"public\","
+             "pulsar_namespace=\"default\",pulsar_topic=\"%s\",pulsar_subscription=\"rc-sub\"}", topic);
+    double pr = 0, cr = 0;
+    for (int i = 0; i < 3000 && (pr < 1 || cr < 1); i++) { /* a 60 s hang bound */
+        char *text = NULL;
+        ck_assert_int_eq(pulsarc_client_metrics(c, &text, NULL), PULSARC_OK);
+        pr = sample_of(text, pl);
+        cr = sample_of(text, cl);
+        pulsarc_metrics_free(text);
+        if (pr < 1 || cr < 1)
+            nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
+    produce(p, 1); /* through the new producer */
+    for (int i = 0; i < 2; i++) {
+        pulsarc_msg_t *m = NULL;
+        ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 30000), PULSARC_OK);
+        pulsarc_msg_destroy(m);
+    }
+    reconnected_t r = {topic};
+    validate(c, dir, expect_reconnected, &r);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *metrics_export_suite(void) {
     Suite *s = suite_create("metrics-export");
     TCase *tc = tcase_create("live");
@@ -263,6 +342,7 @@ static Suite *metrics_export_suite(void) {
     tcase_add_test(tc, test_export_parsed_by_prometheus_client);
     tcase_add_test(tc, test_failed_connections_and_lookups);
     tcase_add_test(tc, test_http_lookups);
+    tcase_add_test(tc, test_reconnects_counted);
     suite_add_tcase(s, tc);
     return s;
 }
