@@ -91,7 +91,8 @@ struct pulsarc_tableview_s {
     pulsarc_conf_t *reader_conf; /* for the readers of new partitions */
     int update_s;                /* autoUpdatePartitionsInterval; 0: never */
     pthread_t watcher;
-    int watcher_started, watcher_joined; /* joined: by the thread that claimed the join */
+    int watcher_started;
+    int watcher_claimed, watcher_done; /* one thread joins it; the others wait for done */
     pthread_cond_t watch_cond;   /* close wakes the watcher (monotonic clock) */
 };
 
@@ -294,17 +295,25 @@ static void free_view(pulsarc_tableview_t *tv) {
 
 /*
  * Wakes the watcher and joins it (closing is set). One thread joins; the
- * others, like a second close, find it claimed. The watcher runs no user
- * code, so the caller is never the watcher itself.
+ * others, like a second close, wait until it has, since they walk the
+ * partitions next. The watcher runs no user code and waits for no token,
+ * so the caller is never the watcher and the wait always ends.
  */
 static void stop_watcher(pulsarc_tableview_t *tv) {
     pthread_mutex_lock(&tv->lock);
     pthread_cond_broadcast(&tv->watch_cond);
-    int mine = tv->watcher_started && !tv->watcher_joined;
-    tv->watcher_joined |= mine;
+    int mine = tv->watcher_started && !tv->watcher_claimed;
+    tv->watcher_claimed |= mine;
+    while (!mine && tv->watcher_started && !tv->watcher_done)
+        pthread_cond_wait(&tv->cond, &tv->lock);
     pthread_mutex_unlock(&tv->lock);
-    if (mine)
-        pthread_join(tv->watcher, NULL);
+    if (!mine)
+        return;
+    pthread_join(tv->watcher, NULL);
+    pthread_mutex_lock(&tv->lock);
+    tv->watcher_done = 1;
+    pthread_cond_broadcast(&tv->cond);
+    pthread_mutex_unlock(&tv->lock);
 }
 
 pulsarc_err_t pulsarc_tableview_close(pulsarc_tableview_t *tv) {
