@@ -1,7 +1,7 @@
 /*
  * Design notes: the metrics room. It owns the Prometheus text exposition
- * writer (into a pc_buf) and
- * pulsarc_client_metrics, which runs on the calling application thread:
+ * writer (into a pc_buf) and pulsarc_client_metrics, which runs on the
+ * calling application thread:
  * under the client's registry lock it asks each registered producer and
  * consumer for a snapshot (each takes only its own locks, after the
  * registry lock as the lock order requires), then, with no lock held,
@@ -16,7 +16,9 @@
  * Names follow the Java client's OpenTelemetry instruments turned into
  * Prometheus names: dots become underscores, the unit becomes a suffix
  * (s -> _seconds, By -> _bytes), counters end in _total; attributes become
- * labels (pulsar.topic -> pulsar_topic).
+ * labels (pulsar.topic -> pulsar_topic). What the Java client has no
+ * instrument for (connections open now, the receive queue's bytes and
+ * capacity, redelivery requests, reconnects) is named in the same style.
  */
 #include <inttypes.h>
 #include <stdarg.h>
