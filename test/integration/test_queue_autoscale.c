@@ -134,7 +134,7 @@ START_TEST(test_shrinks_when_idle) {
     for (; i < TOTAL; i++) /* a tight loop: grows while messages flow */
         take(cons, i);
     size_t grown = stats(cons).queue_size;
-    ck_assert_uint_ge(grown, MAX_QUEUE / 4);
+    ck_assert_uint_gt(grown, 1); /* a tight receive loop outruns a queue of one */
     /* Idle: each check halves it, never granting anything, down to one
      * message. The permits the last receives returned went out on the io
      * thread before its first check: count from the first halving. */
@@ -157,8 +157,8 @@ START_TEST(test_shrinks_when_idle) {
            (unsigned long long)before);
 
     /* A burst fills what the broker held; handing it out returns no permit
-     * until the shrink's debt is paid, so the consumer then holds at most
-     * about the shrunk queue (plus what a regrowth doubled), not the grown one. */
+     * until the shrink's debt is paid, so the consumer then holds about the
+     * shrunk queue (one message; two for slack), not the grown one. */
     uint64_t rx0 = stats(cons).received;
     publish(c, topic, TOTAL);
     pulsarc_consumer_stats_t st = stats(cons);
@@ -173,7 +173,7 @@ START_TEST(test_shrinks_when_idle) {
     uint64_t after = held(cons);
     fprintf(stderr, "autoscale: after handing out the %zu queued, the consumer holds %llu (queue %zu)\n", queued,
            (unsigned long long)after, stats(cons).queue_size);
-    ck_assert_uint_le(after, MAX_QUEUE / 8);
+    ck_assert_uint_le(after, 2);
     for (; i < 2 * TOTAL; i++) /* the rest, in order: the queue grows again */
         take(cons, i - TOTAL);
     pulsarc_msg_t *m = NULL;
