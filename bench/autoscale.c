@@ -10,6 +10,11 @@
  *    is the payload bytes queued (queue_len x --size), its peak and mean.
  *  - One topic, filled once (--messages of --size bytes, unbatched); each
  *    run reads it from the start on a subscription of its own.
+ *  - After each run the consumer sits idle for --idle-ms with nothing
+ *    to receive; "idle size" is its queue's size then: an auto-scaled
+ *    queue halves every --idle-check-ms (autoScaledReceiverQueueIdleMs)
+ *    that it stayed small and quiet, and "idle KiB" is what a burst could
+ *    fill once the broker's old permits are used (idle size x --size).
  *  - Prints a table; asserts nothing (figures vary with the machine).
  *
  * Run: PULSARC_BROKER_INSTANCE=N bash test/broker/run-with-broker.sh \
@@ -25,7 +30,7 @@
 
 typedef struct opts {
     const char *url;
-    int messages, size, queue, work_us, slow_messages;
+    int messages, size, queue, work_us, slow_messages, idle_ms, idle_check_ms;
 } opts_t;
 
 typedef struct run {
@@ -35,7 +40,7 @@ typedef struct run {
 } run_t;
 
 static int parse(int argc, char **argv, opts_t *o) {
-    *o = (opts_t){"pulsar://127.0.0.1:6650", 20000, 1024, 1000, 2000, 500};
+    *o = (opts_t){"pulsar://127.0.0.1:6650", 20000, 1024, 1000, 2000, 500, 3000, 250};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
         if (!strcmp(a, "--url")) o->url = v;
@@ -44,10 +49,12 @@ static int parse(int argc, char **argv, opts_t *o) {
         else if (!strcmp(a, "--queue")) o->queue = atoi(v);
         else if (!strcmp(a, "--work-us")) o->work_us = atoi(v);
         else if (!strcmp(a, "--slow-messages")) o->slow_messages = atoi(v);
+        else if (!strcmp(a, "--idle-ms")) o->idle_ms = atoi(v);
+        else if (!strcmp(a, "--idle-check-ms")) o->idle_check_ms = atoi(v);
         else return -1;
     }
     if (argc % 2 == 0 || o->messages <= 0 || o->size <= 0 || o->queue < 2 || o->work_us < 0 ||
-        o->slow_messages <= 0 || o->slow_messages > o->messages)
+        o->slow_messages <= 0 || o->slow_messages > o->messages || o->idle_ms < 0 || o->idle_check_ms < 0)
         return -1;
     return 0;
 }
@@ -85,12 +92,14 @@ static int fill(pulsarc_client_t *cl, const char *topic, const opts_t *o) {
 
 static pulsarc_consumer_t *subscribe(pulsarc_client_t *cl, const char *topic, const char *sub,
                                      const opts_t *o, int autoscale) {
-    char q[32], err[256];
+    char q[32], idle[32], err[256];
     snprintf(q, sizeof q, "%d", o->queue);
+    snprintf(idle, sizeof idle, "%d", o->idle_check_ms);
     const char *const kv[][2] = {{"receiverQueueSize", q},
                                  {"subscriptionInitialPosition", "Earliest"},
-                                 {"autoScaledReceiverQueueSizeEnabled", autoscale ? "true" : "false"}};
-    pulsarc_conf_t *conf = conf_from_pairs(kv, 3, err, sizeof err);
+                                 {"autoScaledReceiverQueueSizeEnabled", autoscale ? "true" : "false"},
+                                 {"autoScaledReceiverQueueIdleMs", idle}};
+    pulsarc_conf_t *conf = conf_from_pairs(kv, 4, err, sizeof err);
     pulsarc_consumer_t *c = NULL;
     if (!conf || pulsarc_consumer_new(cl, topic, sub, conf, &c, err, sizeof err))
         fprintf(stderr, "autoscale: consumer: %s\n", err);
@@ -138,13 +147,19 @@ static int one(pulsarc_client_t *cl, const char *topic, const opts_t *o, int aut
     run_t r;
     int n = slow ? o->slow_messages : o->messages;
     int rc = drain(c, n, slow ? o->work_us : 0, o->size, &r);
+    pulsarc_consumer_stats_t st = {0};
+    if (!rc) { /* nothing more to receive: how far does the queue come down? */
+        usleep((useconds_t)o->idle_ms * 1000);
+        pulsarc_consumer_stats(c, &st);
+    }
     pulsarc_consumer_destroy(c);
     if (rc) {
         fprintf(stderr, "autoscale: %s: receive failed after %d messages\n", sub, r.got);
         return -1;
     }
-    printf("%-6s %-5s %8d %10.0f %12.1f %12.1f %10zu %10zu\n", autoscale ? "auto" : "fixed",
-           slow ? "slow" : "fast", n, n / r.secs, r.peak_kb, r.mean_kb, r.peak_size, r.last_size);
+    printf("%-6s %-5s %8d %10.0f %12.1f %12.1f %10zu %10zu %10zu %10.1f\n", autoscale ? "auto" : "fixed",
+           slow ? "slow" : "fast", n, n / r.secs, r.peak_kb, r.mean_kb, r.peak_size, r.last_size,
+           st.queue_size, (double)st.queue_size * o->size / 1024);
     return 0;
 }
 
@@ -153,7 +168,8 @@ int main(int argc, char **argv) {
     if (parse(argc, argv, &o)) {
         fprintf(stderr, "usage: autoscale [--url U] [--messages N (20000)] [--size BYTES (1024)]\n"
                         "                 [--queue receiverQueueSize (1000)] [--work-us US (2000)]\n"
-                        "                 [--slow-messages N (500)]\n");
+                        "                 [--slow-messages N (500)] [--idle-ms MS (3000)]\n"
+                        "                 [--idle-check-ms autoScaledReceiverQueueIdleMs (250)]\n");
         return 2;
     }
     char err[256], topic[128];
@@ -168,10 +184,10 @@ int main(int argc, char **argv) {
     snprintf(topic, sizeof topic, "persistent://public/default/autoscale-bench-%d", (int)getpid());
     int rc = fill(cl, topic, &o);
     if (!rc) {
-        printf("receiverQueueSize %d, %d-byte messages; slow: %d us of work per message\n", o.queue,
-               o.size, o.work_us);
-        printf("%-6s %-5s %8s %10s %12s %12s %10s %10s\n", "queue", "app", "msgs", "msgs/s",
-               "peak KiB", "mean KiB", "peak size", "end size");
+        printf("receiverQueueSize %d, %d-byte messages; slow: %d us of work per message; idle %d ms "
+               "(checked every %d ms)\n", o.queue, o.size, o.work_us, o.idle_ms, o.idle_check_ms);
+        printf("%-6s %-5s %8s %10s %12s %12s %10s %10s %10s %10s\n", "queue", "app", "msgs", "msgs/s",
+               "peak KiB", "mean KiB", "peak size", "end size", "idle size", "idle KiB");
         for (int slow = 0; slow <= 1 && !rc; slow++)
             for (int autoscale = 0; autoscale <= 1 && !rc; autoscale++)
                 rc = one(cl, topic, &o, autoscale, slow);

@@ -716,8 +716,10 @@ PULSARC_API void pulsarc_reader_destroy(pulsarc_reader_t *reader);
  * with a partition key (as pulsarc_msg_key gives it: base64 text for a
  * binary key, as Java's getKey) sets that key to a copy of its payload; a message
  * with an empty payload or marked null (pulsarc_msg_set_null_value) deletes
- * the key. Messages without a key are skipped. The partitions are counted
- * once, at creation.
+ * the key. Messages without a key are skipped. A partitioned topic's
+ * partition count is asked for again every "autoUpdatePartitionsInterval"
+ * seconds of conf (default 60; 0: only at creation), and each new
+ * partition is read from its start like the others.
  *
  * Threads: one reader thread per partition applies updates in the
  * background. Updates, listener calls and pulsarc_tableview_for_each are
@@ -923,20 +925,36 @@ PULSARC_API int pulsarc_client_txn_enabled(const pulsarc_client_t *client);
  * pulsar_response_status success|failed),
  * pulsar_client_producer_message_send_size_bytes_total,
  * pulsar_client_producer_message_pending_count,
+ * pulsar_client_producer_reconnect_total,
  * pulsar_client_consumer_message_received_count_total,
  * pulsar_client_consumer_receive_queue_count,
- * pulsar_client_consumer_message_ack_total and _nack_total. Labels:
+ * pulsar_client_consumer_message_ack_total and _nack_total,
+ * pulsar_client_consumer_message_received_size_bytes_total,
+ * pulsar_client_consumer_receive_queue_size_bytes (payload bytes queued),
+ * pulsar_client_consumer_receive_queue_capacity (receiverQueueSize, or its
+ * auto-scaled value now), pulsar_client_consumer_redelivery_request_total
+ * and pulsar_client_consumer_reconnect_total. Labels:
  * pulsar_tenant, pulsar_namespace, pulsar_topic (a partitioned topic's
  * name, its partitions summed) and, for consumers, pulsar_subscription;
- * handles with the same labels are summed into one series. Send durations
- * are timed in whole milliseconds.
+ * handles with the same labels are summed into one series.
+ * The client's own, without topic labels:
+ * pulsar_client_connection_opened_total (handshake completed),
+ * pulsar_client_connection_closed_total (closed after that),
+ * pulsar_client_connection_failed_total (label pulsar_failure_type
+ * tcp-failed|handshake), pulsar_client_connection_open_count, and
+ * pulsar_client_lookup_duration_seconds (histogram, labels
+ * pulsar_lookup_transport_type binary|http, pulsar_lookup_type
+ * topic|metadata|list-topics, pulsar_response_status success|failed; one
+ * observation per lookup, redirects included; only label sets that
+ * occurred are written). Durations are timed in whole milliseconds.
  */
 /**@{*/
 /**
- * Writes the metrics of every producer and consumer the client has now.
+ * Writes the metrics of every producer and consumer the client has now,
+ * and of its connections and lookups since it was created.
  * On success *text is a NUL-terminated string owned by the caller (free
- * with pulsarc_metrics_free) and *len (len may be NULL) its length; an
- * empty string when there are none. Any thread; it takes each handle's
+ * with pulsarc_metrics_free) and *len (len may be NULL) its length; with
+ * no handles, only the client's own families. Any thread; it takes each handle's
  * lock briefly and never waits on the network.
  */
 PULSARC_API pulsarc_err_t pulsarc_client_metrics(pulsarc_client_t *client, char **text,

@@ -84,6 +84,8 @@ static void setup_options(pulsarc_client_t *c) {
     c->lookup.max_redirects = (int)pc_conf_int(c->conf, PC_PROP_MAX_LOOKUP_REDIRECTS);
     c->lookup.next_id = &c->next_id;
     c->lookup.conf = c->conf;
+    c->conn_opts.counters = &c->net; /* lib/net counts into the client's */
+    c->lookup.counters = &c->net;
 }
 
 static void client_free(pulsarc_client_t *c) {

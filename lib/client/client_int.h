@@ -31,6 +31,7 @@ struct pulsarc_client_s {
     pc_pool_t *pool;          /* loop thread */
     pc_lookup_svc_t lookup;   /* loop thread */
     pc_conn_opts_t conn_opts;
+    pc_net_counters_t net;    /* connections and lookups: the io thread adds, metrics reads */
     char client_version[64];
     uint64_t next_id;         /* loop thread: request, producer, consumer ids */
     pc_cbq_t cbq;

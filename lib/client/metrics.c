@@ -1,18 +1,24 @@
 /*
- * Design notes: the metrics room. It owns the duration histogram (atomic
- * counters, recorded on the io thread when a send receipt or failure is
- * accounted, never locked), the Prometheus text exposition writer, and
- * pulsarc_client_metrics, which runs on the calling application thread:
+ * Design notes: the metrics room. It owns the Prometheus text exposition
+ * writer (into a pc_buf) and pulsarc_client_metrics, which runs on the
+ * calling application thread:
  * under the client's registry lock it asks each registered producer and
  * consumer for a snapshot (each takes only its own locks, after the
  * registry lock as the lock order requires), then, with no lock held,
  * adds up handles that share a topic and subscription (one series per
  * label set, as the exposition format requires) and writes the text.
  *
+ * Besides the handles, the client's own counters (lib/net/netstats.h):
+ * connections opened, closed, failed and open now, and the lookups'
+ * durations by transport, kind and outcome, written only for the label
+ * sets this client used.
+ *
  * Names follow the Java client's OpenTelemetry instruments turned into
  * Prometheus names: dots become underscores, the unit becomes a suffix
  * (s -> _seconds, By -> _bytes), counters end in _total; attributes become
- * labels (pulsar.topic -> pulsar_topic).
+ * labels (pulsar.topic -> pulsar_topic). What the Java client has no
+ * instrument for (connections open now, the receive queue's bytes and
+ * capacity, redelivery requests, reconnects) is named in the same style.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -23,65 +29,24 @@
 #include "client/client_int.h"
 #include "client/metrics.h"
 
-/* 1 ms to 60 s: send receipts are timed in whole milliseconds. */
-const uint64_t pc_hist_bounds_ms[PC_HIST_NBOUNDS] = {1,   2,    5,    10,    25,    50,    100,  250,
-                                                     500, 1000, 2500, 5000, 10000, 30000, 60000};
-
-int pc_hist_bucket(uint64_t value_ms) {
-    int lo = 0, hi = PC_HIST_NBOUNDS; /* the first bound >= value, or +Inf */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (pc_hist_bounds_ms[mid] >= value_ms)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
-
-void pc_hist_record(pc_hist_t *h, uint64_t value_ms) {
-    atomic_fetch_add_explicit(&h->counts[pc_hist_bucket(value_ms)], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&h->sum_ms, value_ms, memory_order_relaxed);
-}
-
-void pc_hist_read(const pc_hist_t *h, pc_hist_snap_t *out) {
-    for (int i = 0; i <= PC_HIST_NBOUNDS; i++)
-        out->counts[i] = atomic_load_explicit(&h->counts[i], memory_order_relaxed);
-    out->sum_ms = atomic_load_explicit(&h->sum_ms, memory_order_relaxed);
-}
-
-void pc_hist_add(pc_hist_snap_t *into, const pc_hist_snap_t *from) {
-    for (int i = 0; i <= PC_HIST_NBOUNDS; i++)
-        into->counts[i] += from->counts[i];
-    into->sum_ms += from->sum_ms;
-}
-
 /* ---------- text ---------- */
 
-static int text_reserve(pc_text_t *t, size_t more) {
-    if (t->oom)
-        return -1;
-    if (t->len + more + 1 <= t->cap)
-        return 0;
-    size_t cap = t->cap ? t->cap : 4096;
-    while (cap < t->len + more + 1)
-        cap *= 2;
-    char *b = realloc(t->buf, cap);
-    if (!b) {
-        t->oom = 1;
-        return -1;
-    }
-    t->buf = b;
-    t->cap = cap;
-    return 0;
+void pc_text_init(pc_text_t *t) {
+    pc_buf_init(&t->b, 0);
+    t->oom = 0;
 }
 
+const char *pc_text_str(const pc_text_t *t) { return t->b.data ? (const char *)t->b.data : ""; }
+
+/* Appends n bytes and keeps a NUL after them (not counted in len). */
 static void text_put(pc_text_t *t, const char *s, size_t n) {
-    if (text_reserve(t, n))
+    if (t->oom || pc_buf_reserve(&t->b, n + 1)) {
+        t->oom = 1;
         return;
-    memcpy(t->buf + t->len, s, n);
-    t->len += n;
-    t->buf[t->len] = '\0';
+    }
+    memcpy(t->b.data + t->b.len, s, n);
+    t->b.len += n;
+    t->b.data[t->b.len] = '\0';
 }
 
 void pc_text_puts(pc_text_t *t, const char *s) { text_put(t, s, strlen(s)); }
@@ -98,12 +63,14 @@ void pc_text_printf(pc_text_t *t, const char *fmt, ...) {
         text_put(t, small, (size_t)n);
         return;
     }
-    if (text_reserve(t, (size_t)n))
+    if (t->oom || pc_buf_reserve(&t->b, (size_t)n + 1)) {
+        t->oom = 1;
         return;
+    }
     va_start(ap, fmt);
-    vsnprintf(t->buf + t->len, (size_t)n + 1, fmt, ap);
+    vsnprintf((char *)t->b.data + t->b.len, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    t->len += (size_t)n;
+    t->b.len += (size_t)n;
 }
 
 void pc_text_label_value(pc_text_t *t, const char *v) {
@@ -207,12 +174,18 @@ static int same_series(const pc_metrics_entry_t *a, const pc_metrics_entry_t *b)
 static void merge_into(pc_metrics_entry_t *into, const pc_metrics_entry_t *e) {
     into->producer.bytes_sent += e->producer.bytes_sent;
     into->producer.pending += e->producer.pending;
+    into->producer_reconnects += e->producer_reconnects;
     pc_hist_add(&into->send_ok, &e->send_ok);
     pc_hist_add(&into->send_failed, &e->send_failed);
     into->consumer.received += e->consumer.received;
     into->consumer.queue_len += e->consumer.queue_len;
     into->consumer.acked += e->consumer.acked;
     into->consumer.nacked += e->consumer.nacked;
+    into->consumer.redelivery_requests += e->consumer.redelivery_requests;
+    into->consumer.reconnects += e->consumer.reconnects;
+    into->consumer.queue_size += e->consumer.queue_size;
+    into->bytes_received += e->bytes_received;
+    into->queue_bytes += e->queue_bytes;
 }
 
 /* Folds handles with the same labels into the first of them; returns the
@@ -245,10 +218,16 @@ typedef uint64_t (*value_of_fn)(const pc_metrics_entry_t *e);
 
 static uint64_t send_bytes(const pc_metrics_entry_t *e) { return e->producer.bytes_sent; }
 static uint64_t pending(const pc_metrics_entry_t *e) { return e->producer.pending; }
+static uint64_t producer_reconnects(const pc_metrics_entry_t *e) { return e->producer_reconnects; }
 static uint64_t received(const pc_metrics_entry_t *e) { return e->consumer.received; }
 static uint64_t queued(const pc_metrics_entry_t *e) { return (uint64_t)e->consumer.queue_len; }
 static uint64_t acked(const pc_metrics_entry_t *e) { return e->consumer.acked; }
 static uint64_t nacked(const pc_metrics_entry_t *e) { return e->consumer.nacked; }
+static uint64_t received_bytes(const pc_metrics_entry_t *e) { return e->bytes_received; }
+static uint64_t queued_bytes(const pc_metrics_entry_t *e) { return e->queue_bytes; }
+static uint64_t queue_capacity(const pc_metrics_entry_t *e) { return (uint64_t)e->consumer.queue_size; }
+static uint64_t redeliveries(const pc_metrics_entry_t *e) { return e->consumer.redelivery_requests; }
+static uint64_t reconnects(const pc_metrics_entry_t *e) { return e->consumer.reconnects; }
 
 typedef struct family {
     pc_metrics_kind_t kind;
@@ -261,6 +240,8 @@ static const family_t families[] = {
      "Payload bytes of messages the broker acknowledged (before compression).", send_bytes},
     {PC_METRICS_PRODUCER, "pulsar_client_producer_message_pending_count", "gauge",
      "Messages queued or in flight, waiting for a receipt.", pending},
+    {PC_METRICS_PRODUCER, "pulsar_client_producer_reconnect", "counter",
+     "Producers created again on a new connection after the first.", producer_reconnects},
     {PC_METRICS_CONSUMER, "pulsar_client_consumer_message_received_count", "counter",
      "Messages received from the broker.", received},
     {PC_METRICS_CONSUMER, "pulsar_client_consumer_receive_queue_count", "gauge",
@@ -269,6 +250,17 @@ static const family_t families[] = {
      "Acknowledge calls (individual and cumulative).", acked},
     {PC_METRICS_CONSUMER, "pulsar_client_consumer_message_nack", "counter",
      "Negative acknowledgements.", nacked},
+    {PC_METRICS_CONSUMER, "pulsar_client_consumer_message_received_size_bytes", "counter",
+     "Payload bytes of the messages received from the broker.", received_bytes},
+    {PC_METRICS_CONSUMER, "pulsar_client_consumer_receive_queue_size_bytes", "gauge",
+     "Payload bytes of the messages waiting in the receive queue.", queued_bytes},
+    {PC_METRICS_CONSUMER, "pulsar_client_consumer_receive_queue_capacity", "gauge",
+     "Messages the receive queue prefetches now: receiverQueueSize, or its auto-scaled value.",
+     queue_capacity},
+    {PC_METRICS_CONSUMER, "pulsar_client_consumer_redelivery_request", "counter",
+     "Redelivery requests sent to the broker (nacks, ack timeouts, redeliver calls).", redeliveries},
+    {PC_METRICS_CONSUMER, "pulsar_client_consumer_reconnect", "counter",
+     "Subscriptions made again on a new connection after the first.", reconnects},
 };
 
 static void write_family(pc_text_t *t, const family_t *f, const pc_metrics_entry_t *v, size_t n) {
@@ -299,6 +291,50 @@ static void write_send_duration(pc_text_t *t, const pc_metrics_entry_t *v, size_
     }
 }
 
+/* ---------- the client's own: connections and lookups ---------- */
+
+static uint64_t load(const _Atomic uint64_t *v) {
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+static void write_connections(pc_text_t *t, pc_net_counters_t *n) {
+    uint64_t opened = load(&n->conn_opened), closed = load(&n->conn_closed);
+    pc_prom_family(t, "pulsar_client_connection_opened_total", "counter",
+                   "Connections that completed the handshake.");
+    pc_prom_sample(t, "pulsar_client_connection_opened_total", NULL, 0, opened);
+    pc_prom_family(t, "pulsar_client_connection_closed_total", "counter",
+                   "Connections closed after the handshake.");
+    pc_prom_sample(t, "pulsar_client_connection_closed_total", NULL, 0, closed);
+    pc_prom_family(t, "pulsar_client_connection_failed_total", "counter",
+                   "Connection attempts that failed before the handshake completed.");
+    pc_label_t l = {"pulsar_failure_type", "tcp-failed"};
+    pc_prom_sample(t, "pulsar_client_connection_failed_total", &l, 1, load(&n->conn_failed_tcp));
+    l.value = "handshake";
+    pc_prom_sample(t, "pulsar_client_connection_failed_total", &l, 1, load(&n->conn_failed_handshake));
+    /* A close counted between the two loads may put closed ahead: never below 0. */
+    pc_prom_family(t, "pulsar_client_connection_open_count", "gauge", "Connections open now.");
+    pc_prom_sample(t, "pulsar_client_connection_open_count", NULL, 0, opened > closed ? opened - closed : 0);
+}
+
+static void write_lookups(pc_text_t *t, pc_net_counters_t *n) {
+    static const char name[] = "pulsar_client_lookup_duration_seconds";
+    static const char *const kinds[PC_LOOKUP_KINDS] = {"topic", "metadata", "list-topics"};
+    pc_prom_family(t, name, "histogram",
+                   "Duration of lookups, the call to the answer (redirects included).");
+    for (int http = 0; http < 2; http++)
+        for (int k = 0; k < PC_LOOKUP_KINDS; k++)
+            for (int failed = 0; failed < 2; failed++) {
+                pc_hist_snap_t h;
+                pc_hist_read(&n->lookups[http][k][failed], &h);
+                if (!pc_hist_total(&h)) /* only what this client did */
+                    continue;
+                pc_label_t l[3] = {{"pulsar_lookup_transport_type", http ? "http" : "binary"},
+                                   {"pulsar_lookup_type", kinds[k]},
+                                   {"pulsar_response_status", failed ? "failed" : "success"}};
+                pc_prom_histogram(t, name, l, 3, &h);
+            }
+}
+
 static int has_kind(const pc_metrics_entry_t *v, size_t n, pc_metrics_kind_t kind) {
     for (size_t i = 0; i < n; i++)
         if (v[i].kind == kind)
@@ -313,10 +349,13 @@ pulsarc_err_t pulsarc_client_metrics(pulsarc_client_t *c, char **text, size_t *l
     if (len)
         *len = 0;
     entry_list_t l = {0};
-    pc_text_t t = {0};
+    pc_text_t t;
+    pc_text_init(&t);
     pulsarc_err_t err = collect(c, &l);
     size_t n = err ? 0 : merge_series(&l);
-    pc_text_puts(&t, ""); /* an empty client still gets a (empty) string */
+    pc_text_puts(&t, ""); /* allocates: the caller always gets a string */
+    write_connections(&t, &c->net);
+    write_lookups(&t, &c->net);
     if (!err && has_kind(l.v, n, PC_METRICS_PRODUCER))
         write_send_duration(&t, l.v, n);
     for (size_t f = 0; !err && f < sizeof families / sizeof families[0]; f++)
@@ -326,12 +365,12 @@ pulsarc_err_t pulsarc_client_metrics(pulsarc_client_t *c, char **text, size_t *l
     if (!err && t.oom)
         err = PULSARC_ERR_NOMEM;
     if (err) {
-        free(t.buf);
+        pc_buf_free(&t.b);
         return err;
     }
-    *text = t.buf;
+    *text = (char *)t.b.data; /* the caller frees it with pulsarc_metrics_free */
     if (len)
-        *len = t.len;
+        *len = t.b.len;
     return PULSARC_OK;
 }
 

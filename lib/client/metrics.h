@@ -1,13 +1,11 @@
 /*
- * Metrics room: a fixed-bucket histogram that any thread records into with
- * atomics only (no lock on the send path), the Prometheus text exposition
- * writer, and the snapshot a producer or consumer handle hands the client
- * when pulsarc_client_metrics walks the registry.
+ * Metrics room: the producer's send-duration histograms (core/hist.h), the
+ * Prometheus text exposition writer, and the snapshot a producer or
+ * consumer handle hands the client when pulsarc_client_metrics walks the
+ * registry.
  *
- * Threads: pc_hist_record runs on the io thread (send receipts); reads
- * (pc_hist_read) and the writer run on the application thread that asked
- * for the text. A reader may see a bucket bumped before the sum: each value
- * is exact, the set is not one instant, which a scraper tolerates.
+ * Threads: histograms are recorded on the io thread (send receipts); reads
+ * and the writer run on the application thread that asked for the text.
  */
 #ifndef PC_CLIENT_METRICS_H
 #define PC_CLIENT_METRICS_H
@@ -15,30 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
+#include "core/hist.h"
 #include "core/topic.h"
 #include "pulsarc.h"
-
-/* Upper bounds (inclusive, in milliseconds) of the duration buckets; one
- * more bucket, +Inf, takes what is above the last. */
-#define PC_HIST_NBOUNDS 15
-extern const uint64_t pc_hist_bounds_ms[PC_HIST_NBOUNDS];
-
-typedef struct pc_hist {
-    _Atomic uint64_t counts[PC_HIST_NBOUNDS + 1]; /* per bucket, not cumulative */
-    _Atomic uint64_t sum_ms;
-} pc_hist_t;
-
-/* A plain copy, for adding up and writing. */
-typedef struct pc_hist_snap {
-    uint64_t counts[PC_HIST_NBOUNDS + 1];
-    uint64_t sum_ms;
-} pc_hist_snap_t;
-
-/* Index of the bucket value_ms falls into (PC_HIST_NBOUNDS: +Inf). */
-int pc_hist_bucket(uint64_t value_ms);
-void pc_hist_record(pc_hist_t *h, uint64_t value_ms);
-void pc_hist_read(const pc_hist_t *h, pc_hist_snap_t *out);
-void pc_hist_add(pc_hist_snap_t *into, const pc_hist_snap_t *from);
 
 /* A producer's send durations, send call to receipt, split by outcome. */
 typedef struct pc_send_hists {
@@ -51,14 +29,17 @@ static inline void pc_send_hists_record(pc_send_hists_t *h, int failed, uint64_t
 
 /* ---- Prometheus text exposition ---- */
 
-/* A growing text buffer; oom is set on the first failed allocation and
- * every later write is dropped, so callers check once at the end. */
+/* The text being written, in a pc_buf kept NUL-terminated; oom is set on
+ * the first failed allocation and every later write is dropped, so callers
+ * check once at the end. */
 typedef struct pc_text {
-    char *buf;
-    size_t len, cap;
+    pc_buf_t b;
     int oom;
 } pc_text_t;
 
+void pc_text_init(pc_text_t *t);
+/* The text so far ("" before any write); valid until the next write. */
+const char *pc_text_str(const pc_text_t *t);
 void pc_text_puts(pc_text_t *t, const char *s);
 void pc_text_printf(pc_text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A label value with backslash, double quote and newline escaped. */
@@ -88,6 +69,9 @@ typedef struct pc_metrics_entry {
     pulsarc_producer_stats_t producer;
     pc_hist_snap_t send_ok, send_failed;
     pulsarc_consumer_stats_t consumer;
+    uint64_t bytes_received;     /* consumer: payload bytes that reached its queue */
+    uint64_t queue_bytes;        /* consumer: payload bytes waiting in its queue */
+    uint64_t producer_reconnects; /* producer: created again on a new connection */
 } pc_metrics_entry_t;
 
 #endif

@@ -47,6 +47,33 @@ static void entry_free(pc_entry_t *e) {
     free(e);
 }
 
+void pc_rxpool_set_queue(pc_rxpool_t *p, size_t queue) {
+    pc_entry_t *surplus = NULL;
+    pthread_mutex_lock(&p->lock);
+    p->max_free_entries = queue + 64;
+    while (p->nfree_entries > p->max_free_entries) {
+        pc_entry_t *e = p->free_entries;
+        p->free_entries = e->next_free;
+        p->nfree_entries--;
+        p->pooled_bytes -= entry_bytes(e);
+        e->next_free = surplus;
+        surplus = e;
+    }
+    pthread_mutex_unlock(&p->lock);
+    while (surplus) { /* freed outside the lock */
+        pc_entry_t *e = surplus;
+        surplus = e->next_free;
+        entry_free(e);
+    }
+}
+
+size_t pc_rxpool_pooled_bytes(pc_rxpool_t *p) {
+    pthread_mutex_lock(&p->lock);
+    size_t n = p->pooled_bytes;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
 static void pool_unref(pc_rxpool_t *p) {
     if (atomic_fetch_sub(&p->refs, 1) != 1)
         return;

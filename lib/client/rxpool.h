@@ -40,6 +40,12 @@ struct pc_rxpool {
 
 /* queue: receiverQueueSize, so a full queue's worth recycles without malloc. */
 pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes, size_t queue);
+/* Resizes the free list for a receive queue of queue messages (the queue
+ * grew or shrank); free entries beyond it go back to the system now. Any
+ * thread: takes only the pool's lock. */
+void pc_rxpool_set_queue(pc_rxpool_t *p, size_t queue);
+/* Bytes the free entries hold now (tests, figures). */
+size_t pc_rxpool_pooled_bytes(pc_rxpool_t *p);
 /* The consumer lets go; the pool lives until its last message is destroyed. */
 void pc_rxpool_release(pc_rxpool_t *p);
 

@@ -131,6 +131,12 @@
       NULL, "Start the receive queue at 1 message and double it, up to receiverQueueSize, each " \
       "time receive() or the listener finds it empty after it had filled: a slow application " \
       "keeps a small queue. Single-topic consumers and readers only.")                       \
+    X(AUTO_SCALED_QUEUE_IDLE_MS, "autoScaledReceiverQueueIdleMs", CONSUMER, INT, "5000", 0,      \
+      86400000, NULL, 0, NULL,                                                                 \
+      "With autoScaledReceiverQueueSizeEnabled: halve the receive queue (not below 1 message) " \
+      "each time it stays this long below a quarter of its size, with fewer than a quarter "   \
+      "arriving: the permits the broker holds follow it down and the memory pool of received " \
+      "messages is trimmed to it. 0: never shrink.")                                          \
     X(CONSUMER_NAME, "consumerName", CONSUMER, STR, "", 0, 0, NULL, 0, NULL,                   \
       "Consumer name (Failover orders consumers by it).")                                     \
     X(PRIORITY_LEVEL, "priorityLevel", CONSUMER, INT, "0", 0, 1000, NULL, 0, NULL,             \
@@ -167,7 +173,8 @@
     X(SUBSCRIPTION_NAME, "subscriptionName", CONSUMER, STR, "", 0, 0, NULL, 0, NULL,           \
       "Readers: the subscription name (default reader-<random>).")                             \
     X(AUTO_UPDATE_PARTITIONS_S, "autoUpdatePartitionsInterval", CONSUMER, INT, "60", 0, 86400,   \
-      NULL, 0, NULL, "Seconds between checks for new partitions of subscribed topics. 0: never.") \
+      NULL, 0, NULL, "Seconds between checks for new partitions of subscribed topics (and of a table view's " \
+      "topic). 0: never.") \
     X(PATTERN_DISCOVERY_S, "patternAutoDiscoveryPeriod", CONSUMER, INT, "60", 0, 86400, NULL, 0, NULL, \
       "Seconds between checks for new topics matching a regex subscription. 0: never.")      \
     X(MAX_PENDING_CHUNKED, "maxPendingChunkedMessage", CONSUMER, INT, "10", 1, 100000, NULL, 0, NULL, \

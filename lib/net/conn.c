@@ -195,9 +195,21 @@ static void notify_attached(pc_conn_t *c, attached_t **list, pulsarc_err_t why) 
     }
 }
 
+/* A close after CONNECTED counts as closed; before, as a failed attempt. */
+static void count_close(const pc_conn_t *c) {
+    pc_net_counters_t *n = c->opts.counters;
+    if (c->state == ST_READY)
+        PC_NET_COUNT(n, conn_closed);
+    else if (c->state == ST_RESOLVING || c->state == ST_CONNECTING)
+        PC_NET_COUNT(n, conn_failed_tcp);
+    else
+        PC_NET_COUNT(n, conn_failed_handshake);
+}
+
 void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
     if (c->state == ST_CLOSED)
         return;
+    count_close(c);
     int was_writable = may_write(c);
     c->state = ST_CLOSED;
     pc_conn_ref(c);
@@ -612,6 +624,7 @@ static void handle_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected
                                                                                  : (size_t)cd->max_message_size;
     c->rbuf.limit = c->max_message_size + PC_FRAME_PADDING + 8;
     c->state = ST_READY;
+    PC_NET_COUNT(c->opts.counters, conn_opened);
     pc_timer_stop(c->loop, &c->connect_timer);
     if (c->opts.keepalive_s > 0)
         pc_timer_start(c->loop, &c->keepalive_timer, (int64_t)c->opts.keepalive_s * 1000);

@@ -5,6 +5,7 @@
 
 #include "core/frame.h"
 #include "net/loop.h"
+#include "net/netstats.h"
 
 typedef struct pc_conn pc_conn_t;
 struct pc_auth;
@@ -18,6 +19,7 @@ typedef struct pc_conn_opts {
     struct pc_auth *auth;     /* NULL: no authentication. Owned by the client */
     struct pc_tls_ctx *tls;   /* NULL: plain TCP. Owned by the client */
     int partial_producer;     /* advertise supports_partial_producer (WaitForExclusive) */
+    pc_net_counters_t *counters; /* the client's, or NULL: opened/closed/failed */
 } pc_conn_opts_t;
 
 /*

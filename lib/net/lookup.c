@@ -9,7 +9,10 @@
  * reports the path (and names a loop when a broker comes round again).
  * Each operation is a small heap object that lives until its callback has
  * run. An http:// or https:// service URL
- * sends all three kinds of request to lookup_http.c instead. Loop thread only.
+ * sends all three kinds of request to lookup_http.c instead. Every lookup,
+ * either way, is timed from the call to its answer into the client's
+ * counters (netstats.h), redirects and host fail-over included, as one
+ * observation by kind, transport and outcome. Loop thread only.
  */
 #include "net/lookup.h"
 
@@ -43,6 +46,54 @@ typedef struct lookup_op {
     pc_topics_cb tcb;
     void *arg;
 } lookup_op_t;
+
+/* ---- timing: every lookup, over either transport, from call to answer ---- */
+
+typedef struct timed {
+    pc_hist_t *hists; /* [2]: success, failed */
+    int64_t started_ms;
+    union {
+        pc_lookup_cb topic;
+        pc_partitions_cb partitions;
+        pc_topics_cb topics;
+    } cb;
+    void *arg;
+} timed_t;
+
+/* NULL when nothing counts (or no memory: the lookup still runs, untimed). */
+static timed_t *timed_new(pc_lookup_svc_t *s, pc_lookup_kind_t kind, void *arg) {
+    timed_t *t = s->counters ? malloc(sizeof *t) : NULL;
+    if (!t)
+        return NULL;
+    t->hists = s->counters->lookups[s->url.http ? 1 : 0][kind];
+    t->started_ms = pc_now_ms();
+    t->arg = arg;
+    return t;
+}
+
+/* Records the outcome and frees t; returns the caller's arg. */
+static void *timed_done(timed_t *t, pulsarc_err_t err) {
+    int64_t ms = pc_now_ms() - t->started_ms;
+    pc_hist_record(&t->hists[err ? 1 : 0], ms > 0 ? (uint64_t)ms : 0);
+    void *arg = t->arg;
+    free(t);
+    return arg;
+}
+
+static void timed_topic(void *arg, pulsarc_err_t err, const char *msg, const pc_broker_addr_t *addr) {
+    pc_lookup_cb cb = ((timed_t *)arg)->cb.topic;
+    cb(timed_done(arg, err), err, msg, addr);
+}
+
+static void timed_partitions(void *arg, pulsarc_err_t err, const char *msg, int n) {
+    pc_partitions_cb cb = ((timed_t *)arg)->cb.partitions;
+    cb(timed_done(arg, err), err, msg, n);
+}
+
+static void timed_topics(void *arg, pulsarc_err_t err, const char *msg, char **topics, size_t n) {
+    pc_topics_cb cb = ((timed_t *)arg)->cb.topics;
+    cb(timed_done(arg, err), err, msg, topics, n);
+}
 
 const pc_hostport_t *pc_lookup_service_host(pc_lookup_svc_t *s) {
     const pc_hostport_t *h = &s->url.hosts[s->next_host % (unsigned)s->url.nhosts];
@@ -226,6 +277,12 @@ static lookup_op_t *op_new(pc_lookup_svc_t *s, const char *topic, void *arg) {
 }
 
 void pc_lookup_topic(pc_lookup_svc_t *s, const char *topic, pc_lookup_cb cb, void *arg) {
+    timed_t *t = timed_new(s, PC_LOOKUP_KIND_TOPIC, arg);
+    if (t) {
+        t->cb.topic = cb;
+        cb = timed_topic;
+        arg = t;
+    }
     if (s->url.http) {
         pc_lookup_http_topic(s, topic, cb, arg);
         return;
@@ -309,6 +366,12 @@ static void on_partitions_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, co
 }
 
 void pc_lookup_partitions(pc_lookup_svc_t *s, const char *topic, pc_partitions_cb cb, void *arg) {
+    timed_t *t = timed_new(s, PC_LOOKUP_KIND_METADATA, arg);
+    if (t) {
+        t->cb.partitions = cb;
+        cb = timed_partitions;
+        arg = t;
+    }
     if (s->url.http) {
         pc_lookup_http_partitions(s, topic, cb, arg);
         return;
@@ -362,6 +425,12 @@ static void on_topics_conn(void *arg, pc_conn_t *conn, pulsarc_err_t err, const 
 }
 
 void pc_lookup_namespace_topics(pc_lookup_svc_t *s, const char *ns, pc_topics_cb cb, void *arg) {
+    timed_t *t = timed_new(s, PC_LOOKUP_KIND_LIST_TOPICS, arg);
+    if (t) {
+        t->cb.topics = cb;
+        cb = timed_topics;
+        arg = t;
+    }
     if (s->url.http) {
         pc_lookup_http_namespace_topics(s, ns, cb, arg);
         return;

@@ -14,6 +14,7 @@ typedef struct pc_lookup_svc {
     int op_timeout_ms;
     int max_redirects;
     uint64_t *next_id;   /* the client's request-id counter (loop thread) */
+    pc_net_counters_t *counters; /* the client's, or NULL: lookups by kind and outcome */
 } pc_lookup_svc_t;
 
 /* Where a topic lives: connect to host:port, sending proxy_to (or NULL) in CONNECT. */

@@ -7,6 +7,9 @@
  * messages are unchanged; the queue never holds more than its current size,
  * and what the broker was granted beyond what arrived
  * (pc_consumer_permits_sent against stats.received) never exceeds it.
+ * Idle (autoScaledReceiverQueueIdleMs), the queue halves down to one
+ * message; the permits the broker still held are withheld from what the
+ * application returns, so what the consumer holds follows the queue down.
  */
 #include <stdio.h>
 #include <string.h>
@@ -37,11 +40,13 @@ static void publish(pulsarc_client_t *c, const char *topic, int n) {
     pulsarc_producer_destroy(p);
 }
 
-static pulsarc_consumer_t *consumer(pulsarc_client_t *c, const char *topic, int autoscale) {
+static pulsarc_consumer_t *consumer_idle(pulsarc_client_t *c, const char *topic, int autoscale,
+                                          const char *idle_ms) {
     char q[16];
     snprintf(q, sizeof q, "%d", MAX_QUEUE);
     const char *kv[] = {"receiverQueueSize", q, "autoScaledReceiverQueueSizeEnabled",
-                        autoscale ? "true" : "false", "subscriptionInitialPosition", "Earliest", NULL};
+                        autoscale ? "true" : "false", "subscriptionInitialPosition", "Earliest",
+                        "autoScaledReceiverQueueIdleMs", idle_ms, NULL};
     pulsarc_conf_t *conf = pct_conf(kv);
     pulsarc_consumer_t *cons = NULL;
     char err[256];
@@ -50,18 +55,28 @@ static pulsarc_consumer_t *consumer(pulsarc_client_t *c, const char *topic, int 
     return cons;
 }
 
+/* Never shrinking: what the growth tests see does not depend on the machine's pace. */
+static pulsarc_consumer_t *consumer(pulsarc_client_t *c, const char *topic, int autoscale) {
+    return consumer_idle(c, topic, autoscale, "0");
+}
+
 static pulsarc_consumer_stats_t stats(pulsarc_consumer_t *cons) {
     pulsarc_consumer_stats_t st;
     ck_assert_int_eq(pulsarc_consumer_stats(cons, &st), PULSARC_OK);
     return st;
 }
 
-/* Receives message i and checks the queue's bounds; returns the queue's size after. */
-static size_t take(pulsarc_consumer_t *cons, int i) {
+/* Receives message i. */
+static void take_next(pulsarc_consumer_t *cons, int i) {
     pulsarc_msg_t *m = NULL;
     ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 20000), PULSARC_OK);
     ck_assert_int_eq(atoi(pulsarc_msg_property(m, "i")), i);
     pulsarc_msg_destroy(m);
+}
+
+/* Receives message i and checks the queue's bounds; returns the queue's size after. */
+static size_t take(pulsarc_consumer_t *cons, int i) {
+    take_next(cons, i);
     pulsarc_consumer_stats_t st = stats(cons);
     uint64_t granted = pc_consumer_permits_sent(cons);
     ck_assert_uint_le(st.queue_size, MAX_QUEUE);
@@ -104,6 +119,70 @@ START_TEST(test_grows_while_drained) {
 }
 END_TEST
 
+/* What the consumer has taken on and not handed out: queued, plus granted and not yet arrived. */
+static uint64_t held(pulsarc_consumer_t *cons) {
+    pulsarc_consumer_stats_t st = stats(cons);
+    return st.queue_len + (pc_consumer_permits_sent(cons) - st.received);
+}
+
+START_TEST(test_shrinks_when_idle) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("autoscale-idle");
+    publish(c, topic, TOTAL);
+    pulsarc_consumer_t *cons = consumer_idle(c, topic, 1, "200");
+    int i = 0;
+    for (; i < TOTAL; i++) /* a tight loop: grows while messages flow */
+        take(cons, i);
+    size_t grown = stats(cons).queue_size;
+    ck_assert_uint_gt(grown, 1); /* a tight receive loop outruns a queue of one */
+    /* Idle: each check halves it, never granting anything, down to one
+     * message. The permits the last receives returned went out on the io
+     * thread before its first check: count from the first halving. */
+    size_t prev = grown;
+    uint64_t granted = 0;
+    for (int k = 0; k < 3000 && prev > 1; k++) { /* a 60 s hang bound */
+        usleep(20000);
+        size_t q = stats(cons).queue_size;
+        ck_assert_uint_le(q, prev);
+        if (q < grown && !granted)
+            granted = pc_consumer_permits_sent(cons);
+        if (granted)
+            ck_assert_uint_eq(pc_consumer_permits_sent(cons), granted);
+        prev = q;
+    }
+    ck_assert_uint_eq(prev, 1);
+    ck_assert_uint_eq(pc_consumer_permits_sent(cons), granted);
+    uint64_t before = held(cons); /* the broker still holds the grown queue's permits */
+    fprintf(stderr, "autoscale: idle, the queue shrank from %zu to 1; the broker held %llu permits\n", grown,
+           (unsigned long long)before);
+
+    /* A burst fills what the broker held; handing it out returns no permit
+     * until the shrink's debt is paid, so the consumer then holds about the
+     * shrunk queue (one message; two for slack), not the grown one. */
+    uint64_t rx0 = stats(cons).received;
+    publish(c, topic, TOTAL);
+    pulsarc_consumer_stats_t st = stats(cons);
+    for (int k = 0; k < 3000 && st.received < rx0 + before; k++) {
+        usleep(20000);
+        st = stats(cons);
+    }
+    size_t queued = st.queue_len;
+    ck_assert_uint_eq(queued, before);
+    for (size_t k = 0; k < queued; k++, i++) /* more queued than the shrunk size, for now */
+        take_next(cons, i - TOTAL);
+    uint64_t after = held(cons);
+    fprintf(stderr, "autoscale: after handing out the %zu queued, the consumer holds %llu (queue %zu)\n", queued,
+           (unsigned long long)after, stats(cons).queue_size);
+    ck_assert_uint_le(after, 2);
+    for (; i < 2 * TOTAL; i++) /* the rest, in order: the queue grows again */
+        take(cons, i - TOTAL);
+    pulsarc_msg_t *m = NULL;
+    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 500), PULSARC_ERR_NO_MESSAGE);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 START_TEST(test_fixed_queue_does_not_scale) {
     pulsarc_client_t *c = pct_client();
     const char *topic = pct_topic("autoscale-off");
@@ -136,6 +215,7 @@ static Suite *autoscale_suite(void) {
     TCase *tc = tcase_create("autoscale");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_grows_while_drained);
+    tcase_add_test(tc, test_shrinks_when_idle);
     tcase_add_test(tc, test_fixed_queue_does_not_scale);
     tcase_add_test(tc, test_not_with_zero_queue);
     suite_add_tcase(s, tc);

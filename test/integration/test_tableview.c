@@ -2,8 +2,9 @@
  * Live-broker behaviour of the table view: the initial load of every
  * partition, updates reaching listeners exactly once, deletion by an empty
  * or null value, refresh seeing a write made just before it, a view read
- * from a topic compacted through the admin REST API, and destroying the
- * view from inside its own listener.
+ * from a topic compacted through the admin REST API, destroying the
+ * view from inside its own listener, and partitions added to the topic
+ * after the view was made (autoUpdatePartitionsInterval) being read.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -588,6 +589,63 @@ START_TEST(test_destroy_from_inside_the_listener) {
 }
 END_TEST
 
+/* ---------- new partitions ---------- */
+
+START_TEST(test_new_partitions_are_read) {
+    enum { KEYS = 40 };
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("tv-grow");
+    pct_create_partitioned(topic, 2);
+    pulsarc_producer_t *p = producer(c, topic, 0);
+    put(p, "before", "2-partitions");
+    pulsarc_producer_destroy(p);
+    pulsarc_conf_t *conf = pct_conf((const char *const[]){"autoUpdatePartitionsInterval", "1", NULL});
+    pulsarc_tableview_t *tv = NULL;
+    char err[256] = "";
+    ck_assert_msg(pulsarc_tableview_new(c, topic, conf, &tv, err, sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_destroy(conf);
+    assert_value(tv, "before", "2-partitions");
+
+    char path[600];
+    snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/partitions", topic);
+    ck_assert_int_eq(pct_admin("POST", path, "4"), 204);
+    pulsarc_tableview_stats_t st = {0};
+    for (int i = 0; i < HANG_BOUND_S * 10 && st.partitions < 4; i++) {
+        ck_assert_int_eq(pulsarc_tableview_stats(tv, &st), PULSARC_OK);
+        if (st.partitions < 4)
+            usleep(100000);
+    }
+    ck_assert_uint_eq(st.partitions, 4);
+
+    /* A producer made now routes keys over 4 partitions: some land in the new ones. */
+    p = producer(c, topic, 0);
+    int in_new = 0;
+    char key[32], val[32];
+    for (int i = 0; i < KEYS; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        snprintf(val, sizeof val, "v%d", i);
+        pulsarc_msg_t *m = keyed(key, val);
+        pulsarc_msgid_t id;
+        ck_assert_int_eq(pulsarc_producer_send(p, m, &id), PULSARC_OK);
+        pulsarc_msg_destroy(m);
+        in_new += id.partition >= 2;
+    }
+    pulsarc_producer_destroy(p);
+    ck_assert_int_gt(in_new, 0);
+    refresh(tv); /* reads every partition, the new ones too, to its last message */
+    for (int i = 0; i < KEYS; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        snprintf(val, sizeof val, "v%d", i);
+        assert_value(tv, key, val);
+    }
+    ck_assert_uint_eq(pulsarc_tableview_size(tv), KEYS + 1);
+    printf("tableview: %d of %d keys went to the 2 partitions added after the view was made\n", in_new,
+           KEYS);
+    pulsarc_tableview_destroy(tv);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *tableview_suite(void) {
     Suite *s = suite_create("live-tableview");
     TCase *tc = tcase_create("tableview");
@@ -600,6 +658,7 @@ static Suite *tableview_suite(void) {
     tcase_add_test(tc, test_compacted_topic_ending_in_a_deletion);
     tcase_add_test(tc, test_close_from_another_thread_while_updates_flow);
     tcase_add_test(tc, test_destroy_from_inside_the_listener);
+    tcase_add_test(tc, test_new_partitions_are_read);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,6 +7,7 @@ EXPECT_FILE holds one expectation a line, fields separated by tabs:
   labels NAME L1,L2,...         every sample of NAME has exactly these labels
                                 (a histogram's le aside)
   value SAMPLE K=V;K=V... N     the sample with exactly these labels is N
+  atleast SAMPLE K=V;K=V... N   the sample with exactly these labels is >= N
   series NAME N                 NAME has N distinct label sets
 Every family must also have HELP text. Prints each mismatch; exit 1 if any.
 """
@@ -64,12 +65,14 @@ def main():
             got = {tuple(sorted(labels_of(s).items())) for s in fam.samples} if fam else set()
             if len(got) != want:
                 problems.append(f"{name}: {len(got)} label sets, want {want}: {sorted(got)}")
-        elif kind == "value":
+        elif kind in ("value", "atleast"):
             sample, want_labels, want = exp[1], parse_labels(exp[2]), float(exp[3])
             found = [s.value for fam in families.values() for s in fam.samples
                      if s.name == sample and s.labels == want_labels]
-            if found != [want]:
+            if kind == "value" and found != [want]:
                 problems.append(f"{sample}{want_labels}: {found}, want [{want}]")
+            if kind == "atleast" and (len(found) != 1 or found[0] < want):
+                problems.append(f"{sample}{want_labels}: {found}, want one value >= {want}")
         else:
             problems.append(f"unknown expectation {exp}")
     for p in problems:

@@ -50,31 +50,33 @@ START_TEST(test_bucket_placement) {
 END_TEST
 
 START_TEST(test_label_escaping) {
-    pc_text_t t = {0};
+    pc_text_t t;
+    pc_text_init(&t);
     pc_text_label_value(&t, "plain");
-    ck_assert_str_eq(t.buf, "plain");
-    t.len = 0;
+    ck_assert_str_eq(pc_text_str(&t), "plain");
+    t.b.len = 0;
     pc_text_label_value(&t, "a\\b\"c\nd");
-    ck_assert_str_eq(t.buf, "a\\\\b\\\"c\\nd");
-    t.len = 0;
+    ck_assert_str_eq(pc_text_str(&t), "a\\\\b\\\"c\\nd");
+    t.b.len = 0;
     pc_text_label_value(&t, "\"\"\n");
-    ck_assert_str_eq(t.buf, "\\\"\\\"\\n");
+    ck_assert_str_eq(pc_text_str(&t), "\\\"\\\"\\n");
     ck_assert_int_eq(t.oom, 0);
-    free(t.buf);
+    pc_buf_free(&t.b);
 }
 END_TEST
 
 START_TEST(test_writer_text) {
-    pc_text_t t = {0};
+    pc_text_t t;
+    pc_text_init(&t);
     pc_label_t labels[] = {{"pulsar_topic", "persistent://a/b/c"}, {"x", "q\""}};
     pc_prom_family(&t, "m_total_thing", "counter", "Some help.");
     pc_prom_sample(&t, "m_total_thing_total", labels, 2, 42);
     pc_prom_sample(&t, "bare", NULL, 0, 0);
-    ck_assert_str_eq(t.buf, "# HELP m_total_thing Some help.\n"
+    ck_assert_str_eq(pc_text_str(&t), "# HELP m_total_thing Some help.\n"
                             "# TYPE m_total_thing counter\n"
                             "m_total_thing_total{pulsar_topic=\"persistent://a/b/c\",x=\"q\\\"\"} 42\n"
                             "bare{} 0\n");
-    t.len = 0;
+    t.b.len = 0;
     pc_hist_snap_t h = {0};
     h.counts[0] = 1;    /* <= 1 ms */
     h.counts[2] = 2;    /* (2, 5] ms */
@@ -92,12 +94,13 @@ START_TEST(test_writer_text) {
         "d_seconds_count{pulsar_topic=\"persistent://a/b/c\"} 4\n",
     };
     for (size_t i = 0; i < sizeof want_lines / sizeof want_lines[0]; i++)
-        ck_assert_msg(strstr(t.buf, want_lines[i]), "missing %s in:\n%s", want_lines[i], t.buf);
+        ck_assert_msg(strstr(pc_text_str(&t), want_lines[i]), "missing %s in:\n%s", want_lines[i],
+                      pc_text_str(&t));
     size_t lines = 0;
-    for (const char *p = t.buf; *p; p++)
+    for (const char *p = pc_text_str(&t); *p; p++)
         lines += *p == '\n';
     ck_assert_uint_eq(lines, PC_HIST_NBOUNDS + 1 + 2);
-    free(t.buf);
+    pc_buf_free(&t.b);
 }
 END_TEST
 
@@ -144,8 +147,14 @@ START_TEST(test_client_export) {
     size_t len = 99;
     ck_assert_int_eq(pulsarc_client_metrics(c, NULL, &len), PULSARC_ERR_INVALID_ARG);
     ck_assert_int_eq(pulsarc_client_metrics(c, &text, &len), PULSARC_OK);
-    ck_assert_str_eq(text, ""); /* nothing registered */
-    ck_assert_uint_eq(len, 0);
+    /* nothing registered, nothing connected: only the client's own families, at 0 */
+    ck_assert_uint_eq(len, strlen(text));
+    ck_assert_ptr_null(strstr(text, "pulsar_client_producer"));
+    ck_assert_ptr_null(strstr(text, "pulsar_client_consumer"));
+    ck_assert_double_eq(sample(text, "pulsar_client_connection_opened_total{}"), 0);
+    ck_assert_double_eq(sample(text, "pulsar_client_connection_open_count{}"), 0);
+    ck_assert_ptr_nonnull(strstr(text, "# TYPE pulsar_client_lookup_duration_seconds histogram\n"));
+    ck_assert_ptr_null(strstr(text, "pulsar_client_lookup_duration_seconds_count"));
     pulsarc_metrics_free(text);
 
     /* Two producers of one topic; the broker answers the first 3 sends only. */
@@ -204,6 +213,19 @@ START_TEST(test_client_export) {
     ck_assert_double_eq(sample(text, "pulsar_client_consumer_message_ack_total{" CLABELS), 1);
     ck_assert_double_eq(sample(text, "pulsar_client_consumer_message_nack_total{" CLABELS), 1);
     ck_assert_double_eq(sample(text, "pulsar_client_consumer_receive_queue_count{" CLABELS), 0);
+    ck_assert_double_eq(sample(text, "pulsar_client_consumer_message_received_size_bytes_total{" CLABELS), 4);
+    ck_assert_double_eq(sample(text, "pulsar_client_consumer_receive_queue_size_bytes{" CLABELS), 0);
+    ck_assert_double_eq(sample(text, "pulsar_client_consumer_reconnect_total{" CLABELS), 0);
+    /* one connection to the fake broker, opened and still open */
+    ck_assert_double_eq(sample(text, "pulsar_client_connection_opened_total{}"), 1);
+    ck_assert_double_eq(sample(text, "pulsar_client_connection_open_count{}"), 1);
+    /* 3 handles of "t": each asked for the partition count and where "t" lives */
+    const char *lk = "pulsar_client_lookup_duration_seconds_count{pulsar_lookup_transport_type=\"binary\","
+                     "pulsar_lookup_type=";
+    snprintf(key, sizeof key, "%s\"metadata\",pulsar_response_status=\"success\"}", lk);
+    ck_assert_double_eq(sample(text, key), 3);
+    snprintf(key, sizeof key, "%s\"topic\",pulsar_response_status=\"success\"}", lk);
+    ck_assert_double_eq(sample(text, key), 3);
     pulsarc_metrics_free(text);
 
     /* A destroyed handle leaves the export. */
@@ -211,7 +233,8 @@ START_TEST(test_client_export) {
     pulsarc_producer_destroy(p1);
     pulsarc_producer_destroy(p2);
     ck_assert_int_eq(pulsarc_client_metrics(c, &text, NULL), PULSARC_OK);
-    ck_assert_str_eq(text, "");
+    ck_assert_ptr_null(strstr(text, "pulsar_client_producer"));
+    ck_assert_ptr_null(strstr(text, "pulsar_client_consumer"));
     pulsarc_metrics_free(text);
     pulsarc_client_destroy(c);
     pc_fb_destroy(fb);

@@ -39,6 +39,7 @@ struct pulsarc_consumer_s {
     int sub_type;
     int queue_size;              /* receiverQueueSize: the most prefetched */
     int auto_scale;              /* autoScaledReceiverQueueSizeEnabled, single-topic consumers */
+    int idle_shrink_ms;          /* autoScaledReceiverQueueIdleMs: 0, never shrink */
     size_t batch_max_msgs, batch_max_bytes;
     int batch_timeout_ms;
     pulsarc_message_listener_cb listener;
@@ -51,6 +52,7 @@ struct pulsarc_consumer_s {
     pthread_cond_t cond;
     pulsarc_msg_t *qhead, *qtail; /* each message's rx_owner is the single consumer that received it */
     size_t qlen, qbytes;
+    uint64_t rx_bytes;            /* payload bytes ever appended to the queue (metrics) */
     int listener_posted;
     int closing, closed, close_posted;
     int end_of_topic;
@@ -60,6 +62,8 @@ struct pulsarc_consumer_s {
     uint64_t permits_sent;        /* flow permits granted to the broker (single-topic consumers) */
     int cur_queue_size;           /* what is prefetched now: queue_size unless auto-scaled */
     int scale_hint;               /* auto-scaling: the last arrival used up the pipeline */
+    size_t qlen_peak;             /* auto-scaling: the longest the queue was since the last idle check */
+    uint64_t received_at_check;   /* auto-scaling: stats.received at the last idle check */
 };
 
 /* What differs between kinds; every public call that is not about the queue goes through it. */

@@ -31,6 +31,10 @@ static void handle_report(pc_handle_t *h, struct pc_metrics_entry *out) {
     out->topic = c->topic;
     snprintf(out->sub, sizeof out->sub, "%s", c->sub);
     pulsarc_consumer_stats(c, &out->consumer);
+    pthread_mutex_lock(&c->lock);
+    out->bytes_received = c->rx_bytes;
+    out->queue_bytes = c->qbytes;
+    pthread_mutex_unlock(&c->lock);
 }
 
 pulsarc_err_t pc_consumer_base_init(pulsarc_consumer_t *c, const pc_consumer_ops_t *ops,
@@ -62,6 +66,7 @@ void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *c
     c->sub_type = (int)pc_conf_int(conf, PC_PROP_SUBSCRIPTION_TYPE);
     c->queue_size = (int)pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE);
     c->auto_scale = pc_conf_int(conf, PC_PROP_AUTO_SCALED_QUEUE) && c->queue_size > 1;
+    c->idle_shrink_ms = (int)pc_conf_int(conf, PC_PROP_AUTO_SCALED_QUEUE_IDLE_MS);
     c->cur_queue_size = c->auto_scale ? 1 : c->queue_size; /* scaled from one message up */
     c->batch_max_msgs = (size_t)pc_conf_int(conf, PC_PROP_BATCH_RECV_MAX_MSGS);
     c->batch_max_bytes = (size_t)pc_conf_int(conf, PC_PROP_BATCH_RECV_MAX_BYTES);

@@ -7,7 +7,13 @@
  * go back to the broker as one FLOW once half the queue's worth is owed.
  * With autoScaledReceiverQueueSizeEnabled "the queue" is its current size:
  * one message at first, doubled whenever the application finds it empty
- * after the broker had used up its permits (scale_locked).
+ * after the broker had used up its permits (scale_locked), and halved,
+ * not below one, when an idle check (every autoScaledReceiverQueueIdleMs,
+ * on the io thread) finds that it stayed below a quarter of its size and
+ * fewer than a quarter arrived (pc_single_idle_check). Permits the broker
+ * holds cannot be taken back: the halving's worth is withheld from the
+ * next permits owed instead, so what the broker may push follows the
+ * queue down, and the pool of received-message memory is trimmed to it.
  * Entries we had to drop return their permits at once, so the broker
  * never stalls on permits we silently ate.
  *
@@ -54,6 +60,7 @@ uint32_t pc_single_subscribed_permits(pc_single_t *c) {
         return q->ops->subscribed(q, c);
     pthread_mutex_lock(&c->base.lock);
     uint32_t n = (uint32_t)c->base.cur_queue_size; /* the broker holds nothing: grant it all */
+    c->withheld = 0;                               /* nor anything a shrink kept back */
     pthread_mutex_unlock(&c->base.lock);
     return n;
 }
@@ -82,9 +89,17 @@ static void do_flow(void *arg) {
     pc_consumer_unref(&c->base);
 }
 
+/* A shrink's withheld permits are paid from those owed before any go out. Lock held. */
+static void pay_withheld_locked(pc_single_t *c) {
+    uint32_t keep = c->withheld < c->permits ? c->withheld : c->permits;
+    c->withheld -= keep;
+    c->permits -= keep;
+}
+
 /* Owes n permits back; 1 when the caller must post a FLOW. Lock held. */
 static int owe_locked(pc_single_t *c, uint32_t n) {
     c->permits += n;
+    pay_withheld_locked(c);
     if (c->flow_posted || c->permits == 0 || c->permits < (uint32_t)(c->base.cur_queue_size + 1) / 2)
         return 0;
     c->flow_posted = 1;
@@ -143,7 +158,10 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
         q->qtail = last;
         q->qlen += n;
         q->qbytes += bytes;
+        q->rx_bytes += bytes;
         q->stats.received += n;
+        if (q->qlen > q->qlen_peak)
+            q->qlen_peak = q->qlen;
         /* Auto-scaling single-topic consumer (its permits are under this lock): is the pipeline full? */
         if (q->auto_scale && first->rx_owner == q)
             q->scale_hint = pc_single_of(q)->permits + q->qlen >= (size_t)q->cur_queue_size;
@@ -246,8 +264,34 @@ static void scale_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
     int grown = cur < q->queue_size / 2 ? cur * 2 : q->queue_size;
     q->cur_queue_size = grown;
     q->scale_hint = 0;
+    pc_rxpool_set_queue(pc_single_of(q)->pool, (size_t)grown); /* its lock is a leaf */
     if (owe_locked(pc_single_of(q), (uint32_t)(grown - cur)))
         *flow = pc_single_of(q);
+}
+
+void pc_single_idle_check(pc_single_t *c) {
+    pulsarc_consumer_t *q = &c->base;
+    int shrunk = 0;
+    pthread_mutex_lock(&q->lock);
+    uint64_t arrived = q->stats.received - q->received_at_check;
+    size_t cur = (size_t)q->cur_queue_size;
+    if (cur > 1 && q->qlen_peak * 4 < cur && arrived * 4 < cur) {
+        shrunk = (int)cur / 2;
+        q->cur_queue_size = shrunk;
+        q->scale_hint = 0;
+        c->withheld += (uint32_t)(cur - (size_t)shrunk);
+        pay_withheld_locked(c);
+        /* Never more than the broker may still push: what is withheld is
+         * paid by messages arriving, and a debt nothing can pay would stall. */
+        uint64_t out = q->permits_sent > q->stats.received ? q->permits_sent - q->stats.received : 0;
+        if (c->withheld > out)
+            c->withheld = (uint32_t)out;
+    }
+    q->received_at_check = q->stats.received;
+    q->qlen_peak = q->qlen;
+    pthread_mutex_unlock(&q->lock);
+    if (shrunk)
+        pc_rxpool_set_queue(c->pool, (size_t)shrunk);
 }
 
 /* Scales before a receive waits; a grown queue's permits go out first (lock held, dropped meanwhile). */

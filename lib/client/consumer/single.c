@@ -185,6 +185,22 @@ static void h_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
     pc_single_requests_fail(c, err, msg);
 }
 
+/* The auto-scaled queue's idle check, every autoScaledReceiverQueueIdleMs until closed. */
+static void on_idle_timer(void *arg) {
+    pc_single_t *c = arg;
+    if (c->h.state == PC_H_CLOSED)
+        return;
+    pc_single_idle_check(c);
+    pc_timer_start(c->base.client->loop, &c->idle_timer, c->base.idle_shrink_ms);
+}
+
+static void start_idle_timer(pc_single_t *c) {
+    if (!c->base.auto_scale || c->base.idle_shrink_ms <= 0 || c->queue != &c->base ||
+        pc_timer_active(&c->idle_timer))
+        return;
+    pc_timer_start(c->base.client->loop, &c->idle_timer, c->base.idle_shrink_ms);
+}
+
 static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pc_single_t *c = PC_SINGLE_OF_HANDLER(h);
     (void)reply;
@@ -201,6 +217,7 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pthread_mutex_unlock(&c->base.lock);
     pc_ack_resend(&c->acks); /* before FLOW: the broker must know them before it dispatches */
     pc_single_send_flow(c, pc_single_subscribed_permits(c));
+    start_idle_timer(c);
     finish_create(c, PULSARC_OK, NULL);
     pc_single_requests_resume(c); /* seeks and last-id requests that waited for this */
 }
@@ -307,6 +324,8 @@ static void mark_closed(pc_single_t *c) {
     c->h.state = PC_H_CLOSED;
     pc_ack_tracker_stop(&c->acks);
     pc_redelivery_stop(&c->redelivery);
+    if (pc_timer_active(&c->idle_timer))
+        pc_timer_stop(c->base.client->loop, &c->idle_timer);
     pthread_mutex_lock(&c->base.lock);
     c->base.closed = 1;
     c->base.closing = 1;
@@ -510,6 +529,7 @@ static pc_single_t *single_alloc(pulsarc_client_t *cl, const char *sub) {
         return NULL;
     }
     c->queue = &c->base;
+    pc_timer_init(&c->idle_timer, on_idle_timer, c);
     return c;
 }
 

@@ -53,6 +53,7 @@ struct pc_single {
     size_t acks_to_check;        /* next acks whose id may also be queued again (pc_single_held_across) */
     pc_rx_result_t pend;         /* decoded during one read, handed over at its end */
     struct seek_op *seek_parked; /* seek.c: requests waiting for the consumer to be subscribed */
+    pc_timer_t idle_timer;       /* auto-scaling: the idle check that shrinks the queue */
 
     /* ---- configuration ---- */
     int initial_position;
@@ -68,6 +69,7 @@ struct pc_single {
 
     /* ---- shared, under base.lock ---- */
     uint32_t permits;            /* owed back to the broker */
+    uint32_t withheld;           /* owed permits kept back after the queue shrank */
     int flow_posted;
     int connected;
     /* Plain acks queue here and go to the io thread in one post per burst;
@@ -119,6 +121,9 @@ void pc_single_refund(pc_single_t *s, uint32_t permits);
 void pc_single_send_flow(pc_single_t *s, uint32_t n);
 /* Loop thread: the permits a fresh subscription grants (its queue's kind decides). */
 uint32_t pc_single_subscribed_permits(pc_single_t *s);
+/* Loop thread, an auto-scaling consumer with its own queue: halves the
+ * queue when it stayed small and quiet since the last check. */
+void pc_single_idle_check(pc_single_t *s);
 
 /* ack.c (loop thread) */
 /* Starts the ack and redelivery trackers; due receives what the redelivery tracker gives up on. */

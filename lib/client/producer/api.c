@@ -98,6 +98,10 @@ static void handle_report(pc_handle_t *h, struct pc_metrics_entry *out) {
     out->kind = PC_METRICS_PRODUCER;
     out->topic = p->topic;
     pulsarc_producer_stats(p, &out->producer);
+    pc_producer_stats_acc_t acc = {0};
+    uint64_t pending = 0;
+    p->ops->add_stats(p, &acc, &pending); /* what the public stats leave out */
+    out->producer_reconnects = acc.reconnects;
     pc_hist_read(&p->send_hists.ok, &out->send_ok);
     pc_hist_read(&p->send_hists.failed, &out->send_failed);
 }

@@ -60,6 +60,7 @@ typedef struct pc_topic_producer {
     int has_topic_epoch;
     pc_op_t create_w;
     int creating;               /* create_w not yet completed */
+    uint64_t readies;           /* successful creations on the broker so far */
     pc_handoff_t handoff;       /* application threads -> io thread */
     /* shared with application threads, under lock */
     pthread_mutex_t lock;
@@ -638,6 +639,11 @@ static void adopt_success(pc_topic_producer_t *p, const Pulsar__Proto__CommandPr
 static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pc_topic_producer_t *p = P_OF(h);
     adopt_success(p, reply->cmd->producer_success);
+    if (p->readies++) {
+        pthread_mutex_lock(&p->lock);
+        p->stats.reconnects++;
+        pthread_mutex_unlock(&p->lock);
+    }
     for (send_op_t *op = p->head; op; op = op->next)
         pc_conn_send_raw(conn, op->frame.data, op->frame.len);
     finish_create(p, PULSARC_OK, NULL);
@@ -1020,6 +1026,7 @@ static void tp_add_stats(pulsarc_producer_t *bp, pc_producer_stats_acc_t *sum, u
     sum->bytes_sent += p->stats.bytes_sent;
     sum->send_errors += p->stats.send_errors;
     sum->latency_sum_ms += p->stats.latency_sum_ms;
+    sum->reconnects += p->stats.reconnects;
     if (p->stats.latency_max_ms > sum->latency_max_ms)
         sum->latency_max_ms = p->stats.latency_max_ms;
     *pending += (uint64_t)p->inflight;

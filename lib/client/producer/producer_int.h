@@ -99,6 +99,7 @@ typedef struct pc_router {
 typedef struct pc_producer_stats_acc {
     uint64_t msgs_sent, bytes_sent, send_errors, acks;
     uint64_t latency_sum_ms, latency_max_ms;
+    uint64_t reconnects; /* PRODUCER_SUCCESS after the first (metrics) */
 } pc_producer_stats_acc_t;
 
 /* A producer's configuration, read and checked once (common.c). */

@@ -34,13 +34,23 @@
  * Refresh and the initial load ask each partition for its last message id
  * and wait on `cond` until every partition's last applied id reaches it.
  *
+ * New partitions: for a partitioned topic a watcher thread asks for the
+ * partition count every autoUpdatePartitionsInterval seconds (as the
+ * Java client's TableView does) and, when it grew, opens a reader and a
+ * thread for each new partition, read from its start like the others.
+ * Partitions are only ever added: each part is allocated on its own, so a
+ * part a thread holds never moves; the array of them grows under `lock`,
+ * and close stops the watcher before it walks the array without it.
+ *
  * Threads: application threads call the public functions; one thread per
- * partition runs part_main.
+ * partition runs part_main; one more (partitioned topics) runs watch_main.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/tableview/kvmap.h"
 #include "core/err.h"
@@ -73,8 +83,17 @@ struct pulsarc_tableview_s {
     int joining;              /* a thread is joining the partition threads */
     int destroy_pending;      /* destroyed from inside a callback by `destroyer` */
     pthread_t destroyer;
-    size_t nparts;
-    tv_part_t parts[];
+    size_t nparts, cap_parts; /* grow under lock (watcher); fixed once it stopped */
+    tv_part_t **parts;
+    /* ---- the partition watcher (partitioned topics) ---- */
+    pulsarc_client_t *client;
+    char *topic;
+    pulsarc_conf_t *reader_conf; /* for the readers of new partitions */
+    int update_s;                /* autoUpdatePartitionsInterval; 0: never */
+    pthread_t watcher;
+    int watcher_started;
+    int watcher_claimed, watcher_done; /* one thread joins it; the others wait for done */
+    pthread_cond_t watch_cond;   /* close wakes the watcher (monotonic clock) */
 };
 
 /* ---------- who holds which view's dispatch ---------- */
@@ -223,7 +242,7 @@ static void *part_main(void *arg) {
 
 static int is_part_thread(const pulsarc_tableview_t *tv, pthread_t t) {
     for (size_t i = 0; i < tv->nparts; i++)
-        if (tv->parts[i].started && pthread_equal(tv->parts[i].thread, t))
+        if (tv->parts[i]->started && pthread_equal(tv->parts[i]->thread, t))
             return 1;
     return 0;
 }
@@ -245,7 +264,7 @@ static void join_threads(pulsarc_tableview_t *tv) {
     if (!claimed)
         return;
     for (size_t i = 0; i < tv->nparts; i++) {
-        tv_part_t *p = &tv->parts[i];
+        tv_part_t *p = tv->parts[i];
         if (p->started && !p->joined && !pthread_equal(p->thread, self)) {
             pthread_join(p->thread, NULL);
             p->joined = 1;
@@ -263,9 +282,38 @@ static void free_view(pulsarc_tableview_t *tv) {
         pthread_detach(pthread_self()); /* nobody is left to join it */
     pc_kvmap_free(&tv->map);
     free(tv->listeners);
+    for (size_t i = 0; i < tv->nparts; i++)
+        free(tv->parts[i]);
+    free(tv->parts);
+    free(tv->topic);
+    pulsarc_conf_destroy(tv->reader_conf);
     pthread_mutex_destroy(&tv->lock);
     pthread_cond_destroy(&tv->cond);
+    pthread_cond_destroy(&tv->watch_cond);
     free(tv);
+}
+
+/*
+ * Wakes the watcher and joins it (closing is set). One thread joins; the
+ * others, like a second close, wait until it has, since they walk the
+ * partitions next. The watcher runs no user code and waits for no token,
+ * so the caller is never the watcher and the wait always ends.
+ */
+static void stop_watcher(pulsarc_tableview_t *tv) {
+    pthread_mutex_lock(&tv->lock);
+    pthread_cond_broadcast(&tv->watch_cond);
+    int mine = tv->watcher_started && !tv->watcher_claimed;
+    tv->watcher_claimed |= mine;
+    while (!mine && tv->watcher_started && !tv->watcher_done)
+        pthread_cond_wait(&tv->cond, &tv->lock);
+    pthread_mutex_unlock(&tv->lock);
+    if (!mine)
+        return;
+    pthread_join(tv->watcher, NULL);
+    pthread_mutex_lock(&tv->lock);
+    tv->watcher_done = 1;
+    pthread_cond_broadcast(&tv->cond);
+    pthread_mutex_unlock(&tv->lock);
 }
 
 pulsarc_err_t pulsarc_tableview_close(pulsarc_tableview_t *tv) {
@@ -277,9 +325,10 @@ pulsarc_err_t pulsarc_tableview_close(pulsarc_tableview_t *tv) {
     pthread_cond_broadcast(&tv->cond);
     pthread_mutex_unlock(&tv->lock);
     /* A closed reader wakes its thread's blocked read with PULSARC_ERR_CLOSED. */
+    stop_watcher(tv); /* from here on the partitions are fixed */
     for (size_t i = 0; first && i < tv->nparts; i++)
-        if (tv->parts[i].reader)
-            pulsarc_reader_close(tv->parts[i].reader);
+        if (tv->parts[i]->reader)
+            pulsarc_reader_close(tv->parts[i]->reader);
     join_threads(tv);
     return PULSARC_OK;
 }
@@ -290,8 +339,8 @@ void pulsarc_tableview_destroy(pulsarc_tableview_t *tv) {
     pulsarc_tableview_close(tv);
     /* Every other partition thread has ended; the caller's own is not reading. */
     for (size_t i = 0; i < tv->nparts; i++) {
-        pulsarc_reader_destroy(tv->parts[i].reader);
-        tv->parts[i].reader = NULL;
+        pulsarc_reader_destroy(tv->parts[i]->reader);
+        tv->parts[i]->reader = NULL;
     }
     if (holds(tv)) {
         pthread_mutex_lock(&tv->lock);
@@ -328,14 +377,14 @@ static int reached_locked(const tv_part_t *p, const pulsarc_msgid_t *target) {
 }
 
 /* 1: every partition reached its target; 0: not yet; <0: the error that stops the wait. */
-static int caught_up_locked(const pulsarc_tableview_t *tv, const pulsarc_msgid_t *targets,
+static int caught_up_locked(const pulsarc_tableview_t *tv, const pulsarc_msgid_t *targets, size_t n,
                             pulsarc_err_t *err) {
     if (tv->closing) {
         *err = PULSARC_ERR_CLOSED;
         return -1;
     }
-    for (size_t i = 0; i < tv->nparts; i++) {
-        const tv_part_t *p = &tv->parts[i];
+    for (size_t i = 0; i < n; i++) {
+        const tv_part_t *p = tv->parts[i];
         if (reached_locked(p, &targets[i]))
             continue;
         if (p->stopped) {
@@ -347,10 +396,21 @@ static int caught_up_locked(const pulsarc_tableview_t *tv, const pulsarc_msgid_t
     return 1;
 }
 
-static pulsarc_err_t last_ids(pulsarc_tableview_t *tv, pulsarc_msgid_t *targets, char *errstr,
-                              size_t errlen) {
-    for (size_t i = 0; i < tv->nparts; i++) {
-        pulsarc_consumer_t *c = pulsarc_reader_consumer(tv->parts[i].reader);
+/* The readers of the first n partitions (n: how many there were when asked). */
+static pulsarc_reader_t **readers_now(pulsarc_tableview_t *tv, size_t *n) {
+    pthread_mutex_lock(&tv->lock);
+    *n = tv->nparts;
+    pulsarc_reader_t **r = calloc(*n, sizeof *r);
+    for (size_t i = 0; r && i < *n; i++)
+        r[i] = tv->parts[i]->reader;
+    pthread_mutex_unlock(&tv->lock);
+    return r;
+}
+
+static pulsarc_err_t last_ids(pulsarc_reader_t **readers, size_t n, pulsarc_msgid_t *targets,
+                              char *errstr, size_t errlen) {
+    for (size_t i = 0; i < n; i++) {
+        pulsarc_consumer_t *c = pulsarc_reader_consumer(readers[i]);
         pulsarc_err_t err = pulsarc_consumer_last_message_id(c, &targets[i]);
         if (err)
             return pc_seterr(errstr, errlen, err, "table view: last message id of %s: %s",
@@ -359,16 +419,22 @@ static pulsarc_err_t last_ids(pulsarc_tableview_t *tv, pulsarc_msgid_t *targets,
     return PULSARC_OK;
 }
 
+/* Partitions added meanwhile are not waited for: they are read from their start anyway. */
 static pulsarc_err_t read_to_end(pulsarc_tableview_t *tv, char *errstr, size_t errlen) {
-    pulsarc_msgid_t *targets = calloc(tv->nparts, sizeof *targets);
-    if (!targets)
+    size_t n = 0;
+    pulsarc_reader_t **readers = readers_now(tv, &n);
+    pulsarc_msgid_t *targets = readers ? calloc(n, sizeof *targets) : NULL;
+    if (!targets) {
+        free(readers);
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
-    pulsarc_err_t err = last_ids(tv, targets, errstr, errlen);
+    }
+    pulsarc_err_t err = last_ids(readers, n, targets, errstr, errlen);
+    free(readers);
     if (err && closing(tv)) /* the question failed because close took the readers away */
         err = pc_seterr(errstr, errlen, PULSARC_ERR_CLOSED, "table view is closed");
     pthread_mutex_lock(&tv->lock);
     int done = 0;
-    while (!err && (done = caught_up_locked(tv, targets, &err)) == 0)
+    while (!err && (done = caught_up_locked(tv, targets, n, &err)) == 0)
         pthread_cond_wait(&tv->cond, &tv->lock);
     pthread_mutex_unlock(&tv->lock);
     free(targets);
@@ -390,16 +456,18 @@ pulsarc_err_t pulsarc_tableview_refresh(pulsarc_tableview_t *tv, char *errstr, s
 
 /* ---------- creation ---------- */
 
-static pulsarc_tableview_t *alloc_view(size_t nparts) {
-    pulsarc_tableview_t *tv = calloc(1, sizeof *tv + nparts * sizeof tv->parts[0]);
+static pulsarc_tableview_t *alloc_view(void) {
+    pulsarc_tableview_t *tv = calloc(1, sizeof *tv);
     if (!tv)
         return NULL;
     pthread_mutex_init(&tv->lock, NULL);
     pthread_cond_init(&tv->cond, NULL);
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&tv->watch_cond, &a);
+    pthread_condattr_destroy(&a);
     pc_kvmap_init(&tv->map);
-    tv->nparts = nparts;
-    for (size_t i = 0; i < nparts; i++)
-        tv->parts[i].tv = tv;
     return tv;
 }
 
@@ -416,36 +484,141 @@ static pulsarc_conf_t *reader_conf(const pulsarc_conf_t *conf) {
     return rc;
 }
 
-static pulsarc_err_t open_readers(pulsarc_tableview_t *tv, pulsarc_client_t *client,
-                                  const char *topic, int partitioned, const pulsarc_conf_t *conf,
-                                  char *errstr, size_t errlen) {
-    pulsarc_conf_t *rc = reader_conf(conf);
-    if (!rc)
+/* A part reading partition index (-1: the topic is not partitioned) from its start. */
+static pulsarc_err_t open_part(pulsarc_tableview_t *tv, int index, tv_part_t **out, char *errstr,
+                               size_t errlen) {
+    tv_part_t *p = calloc(1, sizeof *p);
+    if (!p)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    p->tv = tv;
+    char name[1024];
+    if (index >= 0)
+        snprintf(name, sizeof name, "%s-partition-%d", tv->topic, index);
+    else
+        snprintf(name, sizeof name, "%s", tv->topic);
     pulsarc_msgid_t earliest = pulsarc_msgid_earliest();
-    pulsarc_err_t err = PULSARC_OK;
-    for (size_t i = 0; i < tv->nparts && !err; i++) {
-        char name[1024];
-        if (partitioned)
-            snprintf(name, sizeof name, "%s-partition-%zu", topic, i);
-        else
-            snprintf(name, sizeof name, "%s", topic);
-        err = pulsarc_reader_new(client, name, &earliest, 0, rc, &tv->parts[i].reader, errstr,
-                                 errlen);
+    pulsarc_err_t err = pulsarc_reader_new(tv->client, name, &earliest, 0, tv->reader_conf, &p->reader,
+                                           errstr, errlen);
+    if (err) {
+        free(p);
+        return err;
     }
-    pulsarc_conf_destroy(rc);
+    *out = p;
+    return PULSARC_OK;
+}
+
+/* Appends parts (lock held by the caller when other threads may look). */
+static int add_parts_locked(pulsarc_tableview_t *tv, tv_part_t **parts, size_t n) {
+    if (tv->nparts + n > tv->cap_parts) {
+        size_t cap = tv->cap_parts ? tv->cap_parts : 4;
+        while (cap < tv->nparts + n)
+            cap *= 2;
+        tv_part_t **v = realloc(tv->parts, cap * sizeof *v);
+        if (!v)
+            return -1;
+        tv->parts = v;
+        tv->cap_parts = cap;
+    }
+    memcpy(tv->parts + tv->nparts, parts, n * sizeof *parts);
+    tv->nparts += n;
+    return 0;
+}
+
+static pulsarc_err_t start_thread(tv_part_t *p, char *errstr, size_t errlen) {
+    if (pthread_create(&p->thread, NULL, part_main, p) != 0)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "table view: cannot start a reader thread");
+    p->started = 1;
+    pthread_setname_np(p->thread, "pulsarc-tv");
+    return PULSARC_OK;
+}
+
+/* Opens partitions [from, to) (-1 .. 0 for a topic that is not partitioned) and starts their threads. */
+static pulsarc_err_t open_parts(pulsarc_tableview_t *tv, int from, int to, char *errstr, size_t errlen) {
+    size_t n = (size_t)(to - from);
+    tv_part_t **parts = calloc(n, sizeof *parts);
+    if (!parts)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    pulsarc_err_t err = PULSARC_OK;
+    size_t opened = 0;
+    while (!err && opened < n) {
+        err = open_part(tv, from + (int)opened, &parts[opened], errstr, errlen);
+        opened += !err;
+    }
+    pthread_mutex_lock(&tv->lock);
+    if (!err && tv->closing)
+        err = pc_seterr(errstr, errlen, PULSARC_ERR_CLOSED, "table view is closed");
+    else if (!err && add_parts_locked(tv, parts, n))
+        err = pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
+    pthread_mutex_unlock(&tv->lock);
+    if (err) { /* none of them is in the view: they go as they came */
+        for (size_t i = 0; i < opened; i++) {
+            pulsarc_reader_destroy(parts[i]->reader);
+            free(parts[i]);
+        }
+        free(parts);
+        return err;
+    }
+    /* In the view now: a thread that cannot start leaves its part stopped, which refresh reports. */
+    for (size_t i = 0; i < n && !err; i++)
+        if ((err = start_thread(parts[i], errstr, errlen)) != PULSARC_OK)
+            mark_stopped(tv, parts[i], err);
+    free(parts);
     return err;
 }
 
-static pulsarc_err_t start_threads(pulsarc_tableview_t *tv, char *errstr, size_t errlen) {
-    for (size_t i = 0; i < tv->nparts; i++) {
-        tv_part_t *p = &tv->parts[i];
-        if (pthread_create(&p->thread, NULL, part_main, p) != 0)
-            return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM,
-                             "table view: cannot start a reader thread");
-        p->started = 1;
-        pthread_setname_np(p->thread, "pulsarc-tv");
+/* ---------- new partitions ---------- */
+
+/* One check: a grown partition count opens the new partitions. Errors wait for the next check. */
+static void check_partitions(pulsarc_tableview_t *tv) {
+    char err[256];
+    int n = 0;
+    if (pulsarc_client_partitions(tv->client, tv->topic, &n, err, sizeof err) != PULSARC_OK)
+        return;
+    int have = (int)tv->nparts; /* only this thread adds parts */
+    if (n > have)
+        open_parts(tv, have, n, err, sizeof err);
+}
+
+static void *watch_main(void *arg) {
+    pulsarc_tableview_t *tv = arg;
+    pthread_mutex_lock(&tv->lock);
+    while (!tv->closing) {
+        struct timespec due;
+        clock_gettime(CLOCK_MONOTONIC, &due);
+        due.tv_sec += tv->update_s;
+        int rc = 0;
+        while (!tv->closing && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&tv->watch_cond, &tv->lock, &due);
+        if (tv->closing)
+            break;
+        pthread_mutex_unlock(&tv->lock);
+        check_partitions(tv);
+        pthread_mutex_lock(&tv->lock);
     }
+    pthread_mutex_unlock(&tv->lock);
+    return NULL;
+}
+
+/* autoUpdatePartitionsInterval of the caller's conf (the default when it has none). */
+static int update_interval_s(const pulsarc_conf_t *conf) {
+    char v[32];
+    size_t len = sizeof v;
+    pulsarc_conf_t *dflt = conf ? NULL : pulsarc_conf_new();
+    const pulsarc_conf_t *from = conf ? conf : dflt;
+    int s = from && pulsarc_conf_get(from, "autoUpdatePartitionsInterval", v, &len) == PULSARC_OK ? atoi(v) : 0;
+    pulsarc_conf_destroy(dflt);
+    return s;
+}
+
+static pulsarc_err_t start_watcher(pulsarc_tableview_t *tv, char *errstr, size_t errlen) {
+    if (tv->update_s <= 0)
+        return PULSARC_OK;
+    if (pthread_create(&tv->watcher, NULL, watch_main, tv) != 0)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "table view: cannot start the partition watcher");
+    pthread_setname_np(tv->watcher, "pulsarc-tv-parts");
+    pthread_mutex_lock(&tv->lock);
+    tv->watcher_started = 1;
+    pthread_mutex_unlock(&tv->lock);
     return PULSARC_OK;
 }
 
@@ -462,14 +635,21 @@ pulsarc_err_t pulsarc_tableview_new(pulsarc_client_t *client, const char *topic,
     pulsarc_err_t err = pulsarc_client_partitions(client, topic, &partitions, errstr, errlen);
     if (err)
         return err;
-    pulsarc_tableview_t *tv = alloc_view(partitions > 0 ? (size_t)partitions : 1);
+    pulsarc_tableview_t *tv = alloc_view();
     if (!tv)
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
-    err = open_readers(tv, client, topic, partitions > 0, conf, errstr, errlen);
+    tv->client = client;
+    tv->topic = strdup(topic);
+    tv->reader_conf = reader_conf(conf);
+    tv->update_s = partitions > 0 ? update_interval_s(conf) : 0;
+    if (!tv->topic || !tv->reader_conf)
+        err = pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
     if (!err)
-        err = start_threads(tv, errstr, errlen);
+        err = partitions > 0 ? open_parts(tv, 0, partitions, errstr, errlen) : open_parts(tv, -1, 0, errstr, errlen);
     if (!err)
         err = read_to_end(tv, errstr, errlen);
+    if (!err)
+        err = start_watcher(tv, errstr, errlen);
     if (err) {
         pulsarc_tableview_destroy(tv);
         return err;
