@@ -45,6 +45,7 @@ struct pulsarc_consumer_s {
     void *listener_opaque;
     pulsarc_consumer_event_cb event_cb;
     void *event_opaque;
+    struct pc_consumer_icpts *icpts; /* interceptors (interceptors.c), or NULL */
 
     /* ---- shared with application threads, under lock ---- */
     pthread_mutex_t lock;

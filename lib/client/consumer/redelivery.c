@@ -17,8 +17,11 @@ static void arm(pc_redelivery_t *r);
 static void sweep(pc_redelivery_t *r, pc_idmap_t *m) {
     pulsarc_msgid_t ids[SWEEP_MAX];
     size_t n;
-    while ((n = pc_idmap_take_due(m, pc_now_ms(), ids, SWEEP_MAX)) > 0)
+    while ((n = pc_idmap_take_due(m, pc_now_ms(), ids, SWEEP_MAX)) > 0) {
         r->redeliver(r->owner, ids, n);
+        if (r->notify)
+            r->notify(r->owner, m == &r->unacked, ids, n);
+    }
 }
 
 static void on_timer(void *arg) {
@@ -49,6 +52,7 @@ void pc_redelivery_init(pc_redelivery_t *r, pc_loop_t *loop, pc_redeliver_fn fn,
                         int64_t nack_delay_ms, int64_t ack_timeout_ms, int64_t tick_ms) {
     r->loop = loop;
     r->redeliver = fn;
+    r->notify = NULL;
     r->owner = owner;
     r->nack_delay_ms = nack_delay_ms;
     r->ack_timeout_ms = ack_timeout_ms;
