@@ -717,9 +717,10 @@ typedef struct pulsarc_producer_interceptor_s {
      * message id, or the failure (PULSARC_ERR_TIMEOUT for sendTimeoutMs,
      * PULSARC_ERR_CLOSED for a close with the send pending, a full queue
      * or memory budget, ...) with id NULL. msg and id are borrowed for the
-     * call. Runs where send callbacks run (the callback thread or
-     * pulsarc_client_poll), right before the send's own callback; when the
-     * send call itself fails, on the thread that called it.
+     * call. For an asynchronous send it runs where send callbacks run (the
+     * callback thread or pulsarc_client_poll), right before the send's own
+     * callback, or on the sending thread when send_async itself fails; for
+     * a synchronous send, on the sending thread before the send returns.
      */
     void (*on_send_ack)(pulsarc_producer_t *producer, pulsarc_err_t err,
                         const pulsarc_msgid_t *id, const pulsarc_msg_t *msg, void *opaque);
@@ -785,8 +786,11 @@ typedef struct pulsarc_consumer_interceptor_s {
     void (*on_ack_timeout_send)(pulsarc_consumer_t *consumer, const pulsarc_msgid_t *ids,
                                 size_t n, void *opaque);
     /**
-     * Called once from pulsarc_consumer_destroy, after the consumer is
-     * closed; redelivery notices still queued then are dropped. opaque may
+     * Called once per consumer, after pulsarc_consumer_destroy closed it
+     * and every hook already running returned: on the destroying thread,
+     * or on the thread of that last hook. No hook is called after it (a
+     * redelivery notice still queued is dropped; a message still on its
+     * way to the listener gets there without before_consume). opaque may
      * be freed here.
      */
     void (*close)(void *opaque);

@@ -454,6 +454,79 @@ START_TEST(test_nack_and_ack_timeout_notices) {
 }
 END_TEST
 
+/* A partitioned topic: the handle's hooks run once per message, members report to it. */
+START_TEST(test_multi_topic_consumer_calls_the_handle_hooks) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("icpt-multi");
+    pct_create_partitioned(topic, 2);
+    seen_t a, b;
+    seen_init(&a, 'A');
+    seen_init(&b, 'B');
+    const char *kv[] = {"subscriptionType", "Shared", "negativeAckRedeliveryDelayMicros", "100000",
+                        "tickDurationMillis", "100", NULL};
+    pulsarc_consumer_t *cons = intercepted_consumer(c, topic, kv, &a, &b, NULL);
+    const char *pkv[] = {"batchingEnabled", "false", "messageRoutingMode", "RoundRobinPartition", NULL};
+    pulsarc_producer_t *p = make_producer(c, topic, pkv);
+    for (int i = 0; i < 4; i++)
+        send_text(p, "m");
+    pulsarc_producer_destroy(p);
+    pulsarc_msgid_t nacked = {0};
+    for (int i = 0; i < 4; i++) {
+        pulsarc_msg_t *m = NULL;
+        ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 20000), PULSARC_OK);
+        ck_assert_str_eq(pulsarc_msg_property(m, "seen"), "A");
+        if (i == 0) {
+            nacked = pulsarc_msg_id(m);
+            ck_assert_int_eq(pulsarc_consumer_nack(cons, m), PULSARC_OK); /* routed by the copy */
+        } else {
+            ck_assert_int_eq(pulsarc_consumer_ack(cons, m), PULSARC_OK);
+        }
+        pulsarc_msg_destroy(m);
+    }
+    ck_assert_int_eq(read_field(&a, &a.consumed), 4);
+    ck_assert_int_eq(read_field(&b, &b.acked), 3);
+    wait_for(&b, &b.nack_notices, 1);
+    pthread_mutex_lock(&b.lock);
+    ck_assert_int_eq(b.last_notice_id.ledger_id, nacked.ledger_id);
+    ck_assert_int_eq(b.last_notice_id.entry_id, nacked.entry_id);
+    ck_assert_int_eq(b.last_notice_id.partition, nacked.partition);
+    pthread_mutex_unlock(&b.lock);
+    pulsarc_msg_t *again = NULL; /* the nacked one comes back, through the hooks again */
+    ck_assert_int_eq(pulsarc_consumer_receive(cons, &again, 20000), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_msg_id(again).entry_id, nacked.entry_id);
+    ck_assert_str_eq(pulsarc_msg_property(again, "seen"), "A");
+    ck_assert_int_eq(pulsarc_consumer_ack(cons, again), PULSARC_OK);
+    pulsarc_msg_destroy(again);
+    ck_assert_int_eq(read_field(&b, &b.consumed), 5);
+    pulsarc_consumer_destroy(cons);
+    ck_assert_int_eq(read_field(&a, &a.closes), 1);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+START_TEST(test_zero_queue_consumer_receive) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("icpt-zq");
+    seen_t a, b;
+    seen_init(&a, 'A');
+    seen_init(&b, 'B');
+    const char *kv[] = {"receiverQueueSize", "0", NULL};
+    pulsarc_consumer_t *cons = intercepted_consumer(c, topic, kv, &a, &b, NULL);
+    produce(c, topic, 2);
+    for (int i = 0; i < 2; i++) {
+        pulsarc_msg_t *m = NULL;
+        ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, -1), PULSARC_OK);
+        ck_assert_str_eq(pulsarc_msg_property(m, "seen"), "A");
+        ck_assert_int_eq(pulsarc_consumer_ack(cons, m), PULSARC_OK);
+        pulsarc_msg_destroy(m);
+    }
+    ck_assert_int_eq(read_field(&b, &b.consumed), 2);
+    ck_assert_int_eq(read_field(&a, &a.acked), 2);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("interceptors");
     TCase *tc = tcase_create("live");
@@ -464,6 +537,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_before_consume_and_acks);
     tcase_add_test(tc, test_before_consume_for_the_listener);
     tcase_add_test(tc, test_nack_and_ack_timeout_notices);
+    tcase_add_test(tc, test_multi_topic_consumer_calls_the_handle_hooks);
+    tcase_add_test(tc, test_zero_queue_consumer_receive);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -60,7 +60,7 @@ void pc_consumer_base_free(pulsarc_consumer_t *c) {
     free(c->sub);
 }
 
-void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf) {
+pulsarc_err_t pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf) {
     c->sub_type = (int)pc_conf_int(conf, PC_PROP_SUBSCRIPTION_TYPE);
     c->queue_size = (int)pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE);
     c->auto_scale = pc_conf_int(conf, PC_PROP_AUTO_SCALED_QUEUE) && c->queue_size > 1;
@@ -73,9 +73,7 @@ void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *c
     c->listener = (pulsarc_message_listener_cb)fn;
     pc_conf_get_cb(conf, PC_CB_CONSUMER_EVENT, &fn, &c->event_opaque);
     c->event_cb = (pulsarc_consumer_event_cb)fn;
-    /* Out of memory here leaves the consumer without interceptors, as it
-     * leaves it without much else; creation fails soon after. */
-    (void)pc_consumer_icpts_attach(c, conf);
+    return pc_consumer_icpts_attach(c, conf);
 }
 
 void pc_consumer_fixed_queue(pulsarc_consumer_t *c) {

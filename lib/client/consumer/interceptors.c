@@ -8,13 +8,16 @@
  * the callback thread, for the listener), the redelivery notices on the
  * callback queue, posted there from the io thread, which never runs them.
  *
- * Lifetime: the chain lives as long as the handle's memory (freed with
- * it). Close hooks run once, from pulsarc_consumer_destroy; a redelivery
- * notice still queued then finds the chain closed and is dropped.
+ * Lifetime: the chain's memory lives as long as the handle's (freed with
+ * it). Its close hooks run once: pulsarc_consumer_destroy closes the gate
+ * (no hook starts after that; a redelivery notice still queued is
+ * dropped) and whoever leaves the gate last, the destroying thread or the
+ * last hook still running, calls them. The gate's lock is a leaf, never
+ * held while a hook runs.
  */
 #include "client/consumer/interceptors.h"
 
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,12 +25,37 @@
 #include "conf/props.h"
 
 struct pc_consumer_icpts {
-    atomic_int closed;
+    pthread_mutex_t gate;  /* guards closed and running */
+    int closed;            /* destroy started: no hook may start */
+    int running;           /* hook runs in progress */
     pulsarc_message_listener_cb listener; /* the application's, wrapped */
     void *listener_opaque;
     size_t n;
     pulsarc_consumer_interceptor_t list[]; /* in the order added */
 };
+
+/* 1 when hooks may run now (then gate_leave after them), 0 once closed. */
+static int gate_enter(pc_consumer_icpts_t *ic) {
+    pthread_mutex_lock(&ic->gate);
+    int open = !ic->closed;
+    ic->running += open;
+    pthread_mutex_unlock(&ic->gate);
+    return open;
+}
+
+static void run_close_hooks(pc_consumer_icpts_t *ic) {
+    for (size_t i = 0; i < ic->n; i++)
+        if (ic->list[i].close)
+            ic->list[i].close(ic->list[i].opaque);
+}
+
+static void gate_leave(pc_consumer_icpts_t *ic) {
+    pthread_mutex_lock(&ic->gate);
+    int last = --ic->running == 0 && ic->closed;
+    pthread_mutex_unlock(&ic->gate);
+    if (last)
+        run_close_hooks(ic);
+}
 
 /* Callback thread: the listener sees what the hooks hand on. */
 static void listen_intercepted(pulsarc_consumer_t *c, pulsarc_msg_t *msg, void *opaque) {
@@ -46,6 +74,7 @@ pulsarc_err_t pc_consumer_icpts_attach(pulsarc_consumer_t *c, const pulsarc_conf
         return PULSARC_ERR_NOMEM;
     ic->n = n;
     memcpy(ic->list, src, n * sizeof ic->list[0]);
+    pthread_mutex_init(&ic->gate, NULL);
     if (c->listener) {
         ic->listener = c->listener;
         ic->listener_opaque = c->listener_opaque;
@@ -58,14 +87,20 @@ pulsarc_err_t pc_consumer_icpts_attach(pulsarc_consumer_t *c, const pulsarc_conf
 
 void pc_consumer_icpts_close(pulsarc_consumer_t *c) {
     pc_consumer_icpts_t *ic = c->icpts;
-    if (!ic || atomic_exchange(&ic->closed, 1))
+    if (!ic)
         return;
-    for (size_t i = 0; i < ic->n; i++)
-        if (ic->list[i].close)
-            ic->list[i].close(ic->list[i].opaque);
+    pthread_mutex_lock(&ic->gate);
+    int first = !ic->closed, idle = ic->running == 0;
+    ic->closed = 1;
+    pthread_mutex_unlock(&ic->gate);
+    if (first && idle)
+        run_close_hooks(ic);
 }
 
 void pc_consumer_icpts_free(pulsarc_consumer_t *c) {
+    if (!c->icpts)
+        return;
+    pthread_mutex_destroy(&c->icpts->gate);
     free(c->icpts);
     c->icpts = NULL;
 }
@@ -85,20 +120,26 @@ static pulsarc_msg_t *consume_one(pc_consumer_icpts_t *ic, pulsarc_consumer_t *c
 
 void pc_consumer_icpts_before_consume(pulsarc_consumer_t *c, pulsarc_msg_t **msgs, size_t n) {
     pc_consumer_icpts_t *ic = c->icpts;
-    for (size_t i = 0; ic && i < n; i++)
+    if (!ic || n == 0 || !gate_enter(ic))
+        return;
+    for (size_t i = 0; i < n; i++)
         msgs[i] = consume_one(ic, c, msgs[i]);
+    gate_leave(ic);
 }
 
 pulsarc_err_t pc_consumer_icpts_acked(pulsarc_consumer_t *c, const pulsarc_msgid_t *id,
                                       int cumulative, pulsarc_err_t err) {
     pc_consumer_icpts_t *ic = c && id ? c->icpts : NULL;
-    for (size_t i = 0; ic && i < ic->n; i++) {
+    if (!ic || !gate_enter(ic))
+        return err;
+    for (size_t i = 0; i < ic->n; i++) {
         const pulsarc_consumer_interceptor_t *h = &ic->list[i];
         if (cumulative && h->on_acknowledge_cumulative)
             h->on_acknowledge_cumulative(c, id, err, h->opaque);
         else if (!cumulative && h->on_acknowledge)
             h->on_acknowledge(c, id, err, h->opaque);
     }
+    gate_leave(ic);
     return err;
 }
 
@@ -115,13 +156,16 @@ typedef struct redelivery_notice {
 static void run_notice(pc_cb_item_t *it) {
     redelivery_notice_t *r = (redelivery_notice_t *)it;
     pc_consumer_icpts_t *ic = r->c->icpts;
-    for (size_t i = 0; !atomic_load(&ic->closed) && i < ic->n; i++) {
+    int open = gate_enter(ic);
+    for (size_t i = 0; open && i < ic->n; i++) {
         const pulsarc_consumer_interceptor_t *h = &ic->list[i];
         if (r->timed_out && h->on_ack_timeout_send)
             h->on_ack_timeout_send(r->c, r->ids, r->n, h->opaque);
         else if (!r->timed_out && h->on_negative_acks_send)
             h->on_negative_acks_send(r->c, r->ids, r->n, h->opaque);
     }
+    if (open)
+        gate_leave(ic);
     pc_consumer_unref(r->c);
     free(r);
 }
@@ -130,8 +174,8 @@ void pc_consumer_icpts_redelivered(void *owner, int timed_out, const pulsarc_msg
                                    size_t n) {
     pc_single_t *s = owner;
     pulsarc_consumer_t *c = s->queue; /* the handle the application holds */
-    if (!c->icpts || atomic_load(&c->icpts->closed) || n == 0)
-        return;
+    if (!c->icpts || n == 0)
+        return; /* a notice after destroy is dropped when it runs */
     redelivery_notice_t *r = malloc(sizeof *r + n * sizeof r->ids[0]);
     if (!r)
         return; /* a notice, not the redelivery itself: dropping it loses nothing else */
