@@ -20,7 +20,7 @@ typedef struct seen {
     char name;                   /* 'A', 'B': appended to the "trail" property */
     int before_send, acks_ok, acks_failed, partitions_calls, partitions, closes;
     pulsarc_err_t last_err;
-    int consumed, acked, acked_cumulative, nack_notices, timeout_notices;
+    int consumed, consumed_after_a, acked, acked_cumulative, nack_notices, timeout_notices;
     pulsarc_msgid_t last_notice_id;
     size_t notice_ids;
 } seen_t;
@@ -265,8 +265,11 @@ static pulsarc_msg_t *c_before_consume(pulsarc_consumer_t *c, pulsarc_msg_t *m, 
     (void)c;
     seen_t *s = opaque;
     bump(s, &s->consumed);
-    if (s->name != 'A')
+    if (s->name != 'A') {
+        if (pulsarc_msg_property(m, "seen")) /* A ran first and B got its replacement */
+            bump(s, &s->consumed_after_a);
         return NULL; /* "no change": the chain goes on with m */
+    }
     pulsarc_msg_t *copy = pulsarc_msg_clone(m);
     ck_assert_ptr_nonnull(copy);
     pulsarc_msg_set_property(copy, "seen", "A");
@@ -387,6 +390,7 @@ START_TEST(test_before_consume_and_acks) {
     }
     ck_assert_int_eq(read_field(&a, &a.consumed), 5);
     ck_assert_int_eq(read_field(&b, &b.consumed), 5);
+    ck_assert_int_eq(read_field(&b, &b.consumed_after_a), 5);
     ck_assert_int_eq(read_field(&b, &b.acked), 1);
     ck_assert_int_eq(read_field(&b, &b.acked_cumulative), 1);
     ck_assert_int_eq(read_field(&a, &a.acked_cumulative), 1);
@@ -414,6 +418,7 @@ START_TEST(test_before_consume_for_the_listener) {
     pthread_mutex_unlock(&l.lock);
     ck_assert_int_eq(l.marked, 4);
     ck_assert_int_eq(read_field(&b, &b.consumed), 4);
+    ck_assert_int_eq(read_field(&b, &b.consumed_after_a), 4);
     wait_for(&a, &a.acked, 4);
     pulsarc_consumer_destroy(cons);
     pulsarc_client_destroy(c);
