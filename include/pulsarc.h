@@ -759,6 +759,8 @@ typedef struct pulsarc_consumer_interceptor_s {
      * then on, in which case the hook owns msg and must destroy it (a
      * pulsarc_msg_clone() of msg, changed, keeps the id, so it can be
      * acknowledged). NULL: the hook failed; msg goes on unchanged.
+     * Readers (and table views) made with the conf run it on what they
+     * read, on the reading thread.
      */
     pulsarc_msg_t *(*before_consume)(pulsarc_consumer_t *consumer, pulsarc_msg_t *msg,
                                      void *opaque);
