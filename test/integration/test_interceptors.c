@@ -532,6 +532,36 @@ START_TEST(test_zero_queue_consumer_receive) {
 }
 END_TEST
 
+START_TEST(test_reader_runs_before_consume) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("icpt-reader");
+    produce(c, topic, 2);
+    seen_t a, b;
+    seen_init(&a, 'A');
+    seen_init(&b, 'B');
+    pulsarc_conf_t *conf = pulsarc_conf_new();
+    pulsarc_consumer_interceptor_t ha = {.before_consume = c_before_consume, .close = on_close,
+                                         .opaque = &a};
+    ck_assert_int_eq(pulsarc_conf_add_consumer_interceptor(conf, &ha), PULSARC_OK);
+    pulsarc_msgid_t start = pulsarc_msgid_earliest();
+    pulsarc_reader_t *r = NULL;
+    char err[256];
+    ck_assert_msg(pulsarc_reader_new(c, topic, &start, 0, conf, &r, err, sizeof err) == PULSARC_OK,
+                  "%s", err);
+    pulsarc_conf_destroy(conf);
+    for (int i = 0; i < 2; i++) {
+        pulsarc_msg_t *m = NULL;
+        ck_assert_int_eq(pulsarc_reader_read(r, &m, 20000), PULSARC_OK);
+        ck_assert_str_eq(pulsarc_msg_property(m, "seen"), "A");
+        pulsarc_msg_destroy(m);
+    }
+    ck_assert_int_eq(read_field(&a, &a.consumed), 2);
+    pulsarc_reader_destroy(r);
+    ck_assert_int_eq(read_field(&a, &a.closes), 1);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("interceptors");
     TCase *tc = tcase_create("live");
@@ -544,6 +574,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_nack_and_ack_timeout_notices);
     tcase_add_test(tc, test_multi_topic_consumer_calls_the_handle_hooks);
     tcase_add_test(tc, test_zero_queue_consumer_receive);
+    tcase_add_test(tc, test_reader_runs_before_consume);
     suite_add_tcase(s, tc);
     return s;
 }
