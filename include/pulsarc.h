@@ -733,9 +733,10 @@ typedef struct pulsarc_producer_interceptor_s {
     void (*on_partitions_change)(pulsarc_producer_t *producer, const char *topic, int partitions,
                                  void *opaque);
     /**
-     * The producer is gone: called once per producer, after its last hook,
-     * on the thread that destroys it or on the callback thread after the
-     * last send outcome. opaque may be freed here.
+     * The producer is gone: called once per producer created, after its
+     * last hook, on the thread that destroys it or on the callback thread
+     * after the last send outcome (not when pulsarc_producer_new fails).
+     * opaque may be freed here.
      */
     void (*close)(void *opaque);
     void *opaque; /**< borrowed until close (or for the life of conf when close is NULL) */
@@ -788,7 +789,8 @@ typedef struct pulsarc_consumer_interceptor_s {
     void (*on_ack_timeout_send)(pulsarc_consumer_t *consumer, const pulsarc_msgid_t *ids,
                                 size_t n, void *opaque);
     /**
-     * Called once per consumer, after pulsarc_consumer_destroy closed it
+     * Called once per consumer created (not when its creation fails),
+     * after pulsarc_consumer_destroy closed it
      * and every hook already running returned: on the destroying thread,
      * or on the thread of that last hook. No hook is called after it (a
      * redelivery notice still queued is dropped; a message still on its

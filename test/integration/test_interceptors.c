@@ -258,6 +258,32 @@ START_TEST(test_partitions_hook) {
 }
 END_TEST
 
+/* The broker refuses the producer: no handle, so no hook at all, close included. */
+START_TEST(test_refused_producer_calls_no_hook) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("icpt-terminated");
+    pulsarc_producer_t *first = make_producer(c, topic, NULL);
+    send_text(first, "last words");
+    pulsarc_producer_destroy(first);
+    int code = pct_admin("POST", topic_path(topic, "/terminate"), NULL);
+    ck_assert_msg(code == 200 || code == 204, "terminate: HTTP %d", code);
+    seen_t a, b;
+    seen_init(&a, 'A');
+    seen_init(&b, 'B');
+    pulsarc_conf_t *conf = pulsarc_conf_new();
+    pulsarc_producer_interceptor_t ha = producer_hooks(&a);
+    pulsarc_conf_add_producer_interceptor(conf, &ha);
+    pulsarc_producer_t *p = NULL;
+    char err[512];
+    ck_assert_int_eq(pulsarc_producer_new(c, topic, conf, &p, err, sizeof err),
+                     PULSARC_ERR_BROKER_TOPIC_TERMINATED);
+    pulsarc_conf_destroy(conf);
+    ck_assert_int_eq(read_field(&a, &a.closes), 0);
+    ck_assert_int_eq(read_field(&a, &a.before_send), 0);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 /* ---------- consumer hooks ---------- */
 
 /* A replaces each message by a copy marked "seen", B only counts; both count acks. */
@@ -569,6 +595,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_before_send_changes_reach_the_consumer);
     tcase_add_test(tc, test_on_send_ack_for_failed_sends);
     tcase_add_test(tc, test_partitions_hook);
+    tcase_add_test(tc, test_refused_producer_calls_no_hook);
     tcase_add_test(tc, test_before_consume_and_acks);
     tcase_add_test(tc, test_before_consume_for_the_listener);
     tcase_add_test(tc, test_nack_and_ack_timeout_notices);

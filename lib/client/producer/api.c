@@ -58,7 +58,7 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
     if (!err)
         err = alloc_kind(c, topic, &t, conf, &s, &p, errstr, errlen);
     if (err) {
-        pc_producer_icpts_release(icpts);
+        pc_producer_icpts_discard(icpts);
         return err;
     }
     p->icpts = icpts;
@@ -70,6 +70,8 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
         err = p->ops->create(p, conf, errstr, errlen);
     if (err) {
         pc_client_unregister(c, &p->handle);
+        pc_producer_icpts_discard(p->icpts); /* no producer, so no close hook either */
+        p->icpts = NULL;
         pc_producer_unref(p);
         return err;
     }

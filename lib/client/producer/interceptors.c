@@ -59,6 +59,8 @@ void pc_producer_icpts_release(pc_producer_icpts_t *ic) {
         icpts_unref(ic);
 }
 
+void pc_producer_icpts_discard(pc_producer_icpts_t *ic) { free(ic); }
+
 void pc_producer_icpts_partitions(pc_producer_icpts_t *ic, pulsarc_producer_t *p,
                                   const char *topic, int partitions) {
     for (size_t i = 0; ic && i < ic->n; i++)

@@ -15,6 +15,8 @@ typedef struct pc_producer_icpts pc_producer_icpts_t;
 pulsarc_err_t pc_producer_icpts_new(const pulsarc_conf_t *conf, pc_producer_icpts_t **out);
 /* The handle lets go of its reference (NULL is a no-op). */
 void pc_producer_icpts_release(pc_producer_icpts_t *ic);
+/* Creation failed, nothing was sent: frees ic without its close hooks (NULL is a no-op). */
+void pc_producer_icpts_discard(pc_producer_icpts_t *ic);
 /* Creation of a partitioned producer: on_partitions_change. */
 void pc_producer_icpts_partitions(pc_producer_icpts_t *ic, pulsarc_producer_t *p,
                                   const char *topic, int partitions);
