@@ -316,8 +316,14 @@ static void c_on_ack_cumulative(pulsarc_consumer_t *c, const pulsarc_msgid_t *id
     (void)c;
     (void)id;
     seen_t *s = opaque;
-    if (!err)
+    if (!err) {
         bump(s, &s->acked_cumulative);
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->last_err = err;
+    pthread_mutex_unlock(&s->lock);
+    bump(s, &s->acks_failed);
 }
 
 static void notice(seen_t *s, int *field, const pulsarc_msgid_t *ids, size_t n) {
@@ -465,6 +471,11 @@ START_TEST(test_nack_and_ack_timeout_notices) {
     ck_assert_int_eq(pulsarc_consumer_receive(cons, &m1, 20000), PULSARC_OK);
     ck_assert_int_eq(pulsarc_consumer_receive(cons, &m2, 20000), PULSARC_OK);
     pulsarc_msgid_t id1 = pulsarc_msg_id(m1), id2 = pulsarc_msg_id(m2);
+    /* a failed ack reaches the hook with its error: no cumulative acks on Shared */
+    ck_assert_int_eq(pulsarc_consumer_ack_cumulative(cons, m2), PULSARC_ERR_STATE);
+    ck_assert_int_eq(read_field(&b, &b.acks_failed), 1);
+    ck_assert_int_eq(b.last_err, PULSARC_ERR_STATE);
+    ck_assert_int_eq(read_field(&b, &b.acked_cumulative), 0);
     pulsarc_consumer_nack(cons, m1); /* m2 is neither acked nor nacked: it times out */
     wait_for(&b, &b.nack_notices, 1);
     pthread_mutex_lock(&b.lock);
