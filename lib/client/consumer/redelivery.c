@@ -4,7 +4,8 @@
  * batch index dropped, since the broker redelivers whole entries); ack
  * timeouts per message. One timer serves both, armed for the earliest due
  * time. The owner decides how ids go on the wire (selectively for Shared
- * and Key_Shared, "all" otherwise). Loop thread only.
+ * and Key_Shared, "all" otherwise), and may be told what each sweep sent
+ * (notify: the interceptors' redelivery notices). Loop thread only.
  */
 #include "client/consumer/redelivery.h"
 
