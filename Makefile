@@ -339,11 +339,13 @@ asan:
 	  SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' unit live
 
 # ThreadSanitizer: unit tests, then test_basic, test_consumer, test_txn, test_sink,
-# test_peer_close_inflight (close with everything in flight) and test_tableview
-# (a reader thread per partition, close from another thread) on a broker,
-# in build-tsan. A race makes the test program exit non-zero (TSan's
-# exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
-TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel
+# test_peer_close_inflight (close with everything in flight), test_tableview
+# (a reader thread per partition, close from another thread) and
+# test_interceptors (hooks on application and callback threads, close hooks
+# after the last one) on a broker, in build-tsan. A race makes the test
+# program exit non-zero (TSan's exitcode 66), so it fails the run;
+# TSAN_OPTIONS=log_path=... keeps reports.
+TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel test_interceptors
 .PHONY: tsan tsan-run
 tsan:
 	$(MAKE) BUILD=build-tsan OPT='-O1 -g -fno-omit-frame-pointer' SAN='-fsanitize=thread' tsan-run

@@ -2,7 +2,7 @@
  * pulsarc — an Apache Pulsar client in C that speaks the binary protocol.
  *
  * One header, in sections: Errors, Configuration, Message ids, Messages,
- * Client, Producer, Consumer, Reader, Table view, Transactions.
+ * Client, Producer, Consumer, Interceptors, Reader, Table view, Transactions.
  *
  * Conventions
  *  - Every handle is opaque. Every *_new has a matching *_destroy.
@@ -301,6 +301,14 @@ PULSARC_API pulsarc_err_t pulsarc_msg_set_property(pulsarc_msg_t *msg, const cha
 PULSARC_API pulsarc_err_t pulsarc_msg_set_event_time(pulsarc_msg_t *msg, uint64_t ms);
 /** Explicit sequence id (default: the producer's next). */
 PULSARC_API pulsarc_err_t pulsarc_msg_set_sequence_id(pulsarc_msg_t *msg, int64_t seq);
+/**
+ * A standalone deep copy of msg (borrowed): payload, keys, properties,
+ * times, and for a received message its id, topic, producer name and
+ * redelivery count (so the copy can be acknowledged as the original).
+ * Unlike a received message the copy can be changed with the setters.
+ * Owned by the caller; NULL on OOM or when msg is NULL.
+ */
+PULSARC_API pulsarc_msg_t *pulsarc_msg_clone(const pulsarc_msg_t *msg);
 
 /** Payload bytes (borrowed from msg, valid until it is destroyed). */
 PULSARC_API const void *pulsarc_msg_payload(const pulsarc_msg_t *msg);
@@ -670,6 +678,132 @@ PULSARC_API const char *pulsarc_consumer_subscription(const pulsarc_consumer_t *
 PULSARC_API pulsarc_err_t pulsarc_consumer_close(pulsarc_consumer_t *consumer);
 /** Closes (if needed) and frees. NULL is a no-op. */
 PULSARC_API void pulsarc_consumer_destroy(pulsarc_consumer_t *consumer);
+/**@}*/
+
+/* ======================================================================== */
+/** @name Interceptors
+ *
+ * Application hooks that see every message a producer sends or a consumer
+ * hands out, as the Java client's ProducerInterceptor and
+ * ConsumerInterceptor. Each is a struct of function pointers (any may be
+ * NULL) and an opaque pointer passed back to every hook. Added to a
+ * configuration in order; every producer or consumer created with it calls
+ * its hooks in that order (the chain), for the handle the application
+ * holds (a partitioned producer or multi-topic consumer calls them once,
+ * not per partition). Hooks never run under a library lock nor on the
+ * network thread; each says where it runs. They may call pulsarc
+ * functions, except the blocking ones of the handle they were called for
+ * (close, flush, a synchronous send).
+ *
+ * A hook that fails does not break the chain: a non-OK before_send is
+ * counted as nothing, the next hook gets the message as the failing one
+ * left it; a NULL from before_consume means "keep msg as it was".
+ */
+/**@{*/
+typedef struct pulsarc_producer_interceptor_s {
+    /**
+     * Runs on the thread that calls send, once per message, before the
+     * message is queued or batched (so also before the memory budget and
+     * pending queue accept it). May change msg with the pulsarc_msg_set_*
+     * setters: payload, key, ordering key, properties, event time, delivery
+     * time, replication. The sequence id is the producer's: a sequence id
+     * set here is undone. For a synchronous send msg is a copy of the
+     * caller's message, which stays unchanged. Return PULSARC_OK; any other
+     * value is ignored (the message is sent as the hook left it).
+     */
+    pulsarc_err_t (*before_send)(pulsarc_producer_t *producer, pulsarc_msg_t *msg, void *opaque);
+    /**
+     * Exactly once per message before_send saw: err PULSARC_OK with the
+     * message id, or the failure (PULSARC_ERR_TIMEOUT for sendTimeoutMs,
+     * PULSARC_ERR_CLOSED for a close with the send pending, a full queue
+     * or memory budget, ...) with id NULL. msg and id are borrowed for the
+     * call. For an asynchronous send it runs where send callbacks run (the
+     * callback thread or pulsarc_client_poll), right before the send's own
+     * callback, or on the sending thread when send_async itself fails; for
+     * a synchronous send, on the sending thread before the send returns.
+     */
+    void (*on_send_ack)(pulsarc_producer_t *producer, pulsarc_err_t err,
+                        const pulsarc_msgid_t *id, const pulsarc_msg_t *msg, void *opaque);
+    /**
+     * A producer of a partitioned topic (topic borrowed) was created with
+     * partitions partitions; on the creating thread, before
+     * pulsarc_producer_new returns. (Producers do not follow a topic's
+     * partitions growing later, so this is called once.)
+     */
+    void (*on_partitions_change)(pulsarc_producer_t *producer, const char *topic, int partitions,
+                                 void *opaque);
+    /**
+     * The producer is gone: called once per producer created, after its
+     * last hook, on the thread that destroys it or on the callback thread
+     * after the last send outcome (not when pulsarc_producer_new fails).
+     * opaque may be freed here.
+     */
+    void (*close)(void *opaque);
+    void *opaque; /**< borrowed until close (or for the life of conf when close is NULL) */
+} pulsarc_producer_interceptor_t;
+
+/**
+ * Appends icpt (copied; its opaque is borrowed) to the producer
+ * interceptors of conf. PULSARC_ERR_INVALID_ARG when conf or icpt is NULL,
+ * PULSARC_ERR_BAD_CONFIG beyond 64 interceptors.
+ */
+PULSARC_API pulsarc_err_t pulsarc_conf_add_producer_interceptor(
+    pulsarc_conf_t *conf, const pulsarc_producer_interceptor_t *icpt);
+
+typedef struct pulsarc_consumer_interceptor_s {
+    /**
+     * Sees each message before the application does: in
+     * pulsarc_consumer_receive and batch receive (on the receiving thread)
+     * and before the message listener (on the callback thread). Returns the
+     * message to hand on: msg itself (it may be inspected, but a received
+     * message is read-only), or a replacement owned by the library from
+     * then on, in which case the hook owns msg and must destroy it (a
+     * pulsarc_msg_clone() of msg, changed, keeps the id, so it can be
+     * acknowledged). NULL: the hook failed; msg goes on unchanged.
+     * Readers (and table views) made with the conf run it on what they
+     * read, on the reading thread.
+     */
+    pulsarc_msg_t *(*before_consume)(pulsarc_consumer_t *consumer, pulsarc_msg_t *msg,
+                                     void *opaque);
+    /**
+     * After an individual ack (pulsarc_consumer_ack, _ack_id): err is what
+     * the call returns (with ackReceiptEnabled, the broker's answer). On the
+     * acking thread, once per call.
+     */
+    void (*on_acknowledge)(pulsarc_consumer_t *consumer, const pulsarc_msgid_t *id,
+                           pulsarc_err_t err, void *opaque);
+    /** The same for cumulative acks. */
+    void (*on_acknowledge_cumulative)(pulsarc_consumer_t *consumer, const pulsarc_msgid_t *id,
+                                      pulsarc_err_t err, void *opaque);
+    /**
+     * The negative acks whose delay ran out were sent for redelivery: the
+     * entries (batch index -1) in ids[0..n), borrowed. On the callback
+     * thread.
+     */
+    void (*on_negative_acks_send)(pulsarc_consumer_t *consumer, const pulsarc_msgid_t *ids,
+                                  size_t n, void *opaque);
+    /**
+     * Messages not acknowledged within ackTimeoutMillis were sent for
+     * redelivery: their ids, borrowed. On the callback thread.
+     */
+    void (*on_ack_timeout_send)(pulsarc_consumer_t *consumer, const pulsarc_msgid_t *ids,
+                                size_t n, void *opaque);
+    /**
+     * Called once per consumer created (not when its creation fails),
+     * after pulsarc_consumer_destroy closed it
+     * and every hook already running returned: on the destroying thread,
+     * or on the thread of that last hook. No hook is called after it (a
+     * redelivery notice still queued is dropped; a message still on its
+     * way to the listener gets there without before_consume). opaque may
+     * be freed here.
+     */
+    void (*close)(void *opaque);
+    void *opaque; /**< borrowed until close (or for the life of conf when close is NULL) */
+} pulsarc_consumer_interceptor_t;
+
+/** Appends icpt (copied; opaque borrowed) to the consumer interceptors of conf. */
+PULSARC_API pulsarc_err_t pulsarc_conf_add_consumer_interceptor(
+    pulsarc_conf_t *conf, const pulsarc_consumer_interceptor_t *icpt);
 /**@}*/
 
 /* ======================================================================== */

@@ -329,3 +329,57 @@ pulsarc_err_t pulsarc_msg_property_at(const pulsarc_msg_t *m, size_t i, const ch
         *value = m->props[i].value;
     return PULSARC_OK;
 }
+
+/* ---------- standalone copies ---------- */
+
+static pulsarc_err_t clone_strings(pulsarc_msg_t *d, const pulsarc_msg_t *s) {
+    if ((s->key && !(d->key = strdup(s->key))) ||
+        (s->producer_name && !(d->producer_name = strdup(s->producer_name))) ||
+        (s->topic && !(d->topic = strdup(s->topic))))
+        return PULSARC_ERR_NOMEM;
+    if (s->repl_clusters) {
+        size_t n = 0;
+        while (s->repl_clusters[n])
+            n++;
+        return pulsarc_msg_set_replication_clusters(d, (const char *const *)s->repl_clusters, n);
+    }
+    return PULSARC_OK;
+}
+
+static pulsarc_err_t clone_bytes(pulsarc_msg_t *d, const pulsarc_msg_t *s) {
+    pulsarc_err_t err = PULSARC_OK;
+    if (s->key_bin)
+        err = pc_msg_set_bytes(&d->key_bin, &d->key_bin_len, s->key_bin, s->key_bin_len);
+    if (!err && s->ordering_key)
+        err = pc_msg_set_bytes(&d->ordering_key, &d->ordering_key_len, s->ordering_key,
+                               s->ordering_key_len);
+    for (size_t i = 0; !err && i < s->nprops; i++)
+        err = pc_msg_add_property(d, s->props[i].name, strlen(s->props[i].name), s->props[i].value,
+                                  strlen(s->props[i].value));
+    if (!err)
+        err = pc_msg_copy_payload(d, s->data, s->len);
+    return err;
+}
+
+pulsarc_msg_t *pulsarc_msg_clone(const pulsarc_msg_t *s) {
+    pulsarc_msg_t *d = s ? pulsarc_msg_new() : NULL;
+    if (!d)
+        return NULL;
+    d->key_b64 = s->key_b64;
+    d->deliver_at = s->deliver_at;
+    d->repl_disabled = s->repl_disabled;
+    d->null_value = s->null_value;
+    d->undecrypted = s->undecrypted;
+    d->event_time = s->event_time;
+    d->publish_time = s->publish_time;
+    d->seq = s->seq;
+    d->has_seq = s->has_seq;
+    d->id = s->id;
+    d->redelivery_count = s->redelivery_count;
+    d->rx_owner = s->rx_owner; /* compared, never followed: routes acks of the copy */
+    if (clone_strings(d, s) || clone_bytes(d, s)) {
+        pulsarc_msg_destroy(d);
+        return NULL;
+    }
+    return d;
+}

@@ -25,7 +25,63 @@ struct pulsarc_conf_s {
         pc_any_fn fn;
         void *opaque;
     } cb[PC_CB__COUNT];
+    /* Interceptors in the order added; copied whole by pulsarc_conf_dup. */
+    pulsarc_producer_interceptor_t *pi;
+    size_t npi;
+    pulsarc_consumer_interceptor_t *ci;
+    size_t nci;
 };
+
+#define PC_MAX_INTERCEPTORS 64
+
+/* Appends one element of size sz to the array *arr of *n. */
+static pulsarc_err_t append(void **arr, size_t *n, const void *elem, size_t sz) {
+    if (*n >= PC_MAX_INTERCEPTORS)
+        return PULSARC_ERR_BAD_CONFIG;
+    char *grown = realloc(*arr, (*n + 1) * sz);
+    if (!grown)
+        return PULSARC_ERR_NOMEM;
+    memcpy(grown + *n * sz, elem, sz);
+    *arr = grown;
+    (*n)++;
+    return PULSARC_OK;
+}
+
+pulsarc_err_t pulsarc_conf_add_producer_interceptor(pulsarc_conf_t *c,
+                                                    const pulsarc_producer_interceptor_t *icpt) {
+    if (!c || !icpt)
+        return PULSARC_ERR_INVALID_ARG;
+    return append((void **)&c->pi, &c->npi, icpt, sizeof *icpt);
+}
+
+pulsarc_err_t pulsarc_conf_add_consumer_interceptor(pulsarc_conf_t *c,
+                                                    const pulsarc_consumer_interceptor_t *icpt) {
+    if (!c || !icpt)
+        return PULSARC_ERR_INVALID_ARG;
+    return append((void **)&c->ci, &c->nci, icpt, sizeof *icpt);
+}
+
+size_t pc_conf_producer_interceptors(const pulsarc_conf_t *c,
+                                     const pulsarc_producer_interceptor_t **out) {
+    *out = c ? c->pi : NULL;
+    return c ? c->npi : 0;
+}
+
+size_t pc_conf_consumer_interceptors(const pulsarc_conf_t *c,
+                                     const pulsarc_consumer_interceptor_t **out) {
+    *out = c ? c->ci : NULL;
+    return c ? c->nci : 0;
+}
+
+static pulsarc_err_t dup_interceptors(pulsarc_conf_t *c, const pulsarc_conf_t *src) {
+    for (size_t i = 0; i < src->npi; i++)
+        if (append((void **)&c->pi, &c->npi, &src->pi[i], sizeof src->pi[i]))
+            return PULSARC_ERR_NOMEM;
+    for (size_t i = 0; i < src->nci; i++)
+        if (append((void **)&c->ci, &c->nci, &src->ci[i], sizeof src->ci[i]))
+            return PULSARC_ERR_NOMEM;
+    return PULSARC_OK;
+}
 
 void pc_conf_set_cb(pulsarc_conf_t *c, pc_cb_id_t id, pc_any_fn fn, void *opaque) {
     c->cb[id].fn = fn;
@@ -78,6 +134,8 @@ void pulsarc_conf_destroy(pulsarc_conf_t *c) {
         return;
     for (int i = 0; i < PC_PROP__COUNT; i++)
         free(c->text[i]);
+    free(c->pi);
+    free(c->ci);
     free(c);
 }
 
@@ -86,6 +144,10 @@ pulsarc_conf_t *pulsarc_conf_dup(const pulsarc_conf_t *src) {
     if (!c || !src)
         return c;
     memcpy(c->cb, src->cb, sizeof c->cb);
+    if (dup_interceptors(c, src)) {
+        pulsarc_conf_destroy(c);
+        return NULL;
+    }
     for (int i = 0; i < PC_PROP__COUNT; i++) {
         c->num[i] = src->num[i];
         if (src->text[i] && !(c->text[i] = strdup(src->text[i]))) {

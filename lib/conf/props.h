@@ -232,5 +232,10 @@ typedef void (*pc_any_fn)(void);
 void pc_conf_set_cb(struct pulsarc_conf_s *c, pc_cb_id_t id, pc_any_fn fn, void *opaque);
 /* fn is NULL when unset (or c is NULL). */
 void pc_conf_get_cb(const struct pulsarc_conf_s *c, pc_cb_id_t id, pc_any_fn *fn, void **opaque);
+/* The interceptors added to c, in order (borrowed from c); 0 when none or c is NULL. */
+size_t pc_conf_producer_interceptors(const struct pulsarc_conf_s *c,
+                                     const pulsarc_producer_interceptor_t **out);
+size_t pc_conf_consumer_interceptors(const struct pulsarc_conf_s *c,
+                                     const pulsarc_consumer_interceptor_t **out);
 
 #endif

@@ -81,6 +81,8 @@ static const char *const COVERED[] = {
     "pulsarc_consumer_ack_ids_txn_each", "pulsarc_client_txn_enabled", /* test_txn.c */
     "pulsarc_conf_check_schema",
     "pulsarc_client_metrics", "pulsarc_metrics_free",                 /* test_metrics.c */
+    "pulsarc_conf_add_producer_interceptor", "pulsarc_conf_add_consumer_interceptor",
+    "pulsarc_msg_clone",                                  /* test_interceptor_conf.c */
 #ifdef PULSARC_WITH_CURL
     "pulsarc_admin_new", "pulsarc_admin_destroy", "pulsarc_admin_set_token", "pulsarc_admin_url",
     "pulsarc_admin_list_free", "pulsarc_admin_create_topic", "pulsarc_admin_create_partitioned_topic",

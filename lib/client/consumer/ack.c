@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/consumer/interceptors.h"
 #include "client/consumer/single.h"
 #include "client/txn/txn.h"
 #include "core/err.h"
@@ -257,6 +258,7 @@ void pc_single_acks_init(pc_single_t *c, pc_redeliver_fn due) {
     pc_redelivery_init(&c->redelivery, c->base.client->loop, due, c,
                        c->redelivery.nack_delay_ms, c->redelivery.ack_timeout_ms,
                        c->redelivery.tick_ms);
+    c->redelivery.notify = pc_consumer_icpts_redelivered;
 }
 
 /* ---------- the public calls ---------- */
@@ -441,32 +443,31 @@ static pulsarc_err_t check_id(const pulsarc_consumer_t *c, const pulsarc_msgid_t
 
 pulsarc_err_t pulsarc_consumer_ack_id(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
     pulsarc_err_t err = check_id(c, id);
-    return err ? err : submit(c, OP_ACK, id);
+    return pc_consumer_icpts_acked(c, id, 0, err ? err : submit(c, OP_ACK, id));
 }
 
 pulsarc_err_t pulsarc_consumer_ack(pulsarc_consumer_t *c, const pulsarc_msg_t *msg) {
     if (!msg)
         return PULSARC_ERR_INVALID_ARG;
     pulsarc_err_t err = check_id(c, &msg->id);
-    return err ? err : submit_msg(c, OP_ACK, &msg->id, msg);
+    return pc_consumer_icpts_acked(c, &msg->id, 0, err ? err : submit_msg(c, OP_ACK, &msg->id, msg));
 }
 
 pulsarc_err_t pulsarc_consumer_ack_cumulative_id(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
     pulsarc_err_t err = check_id(c, id);
-    if (err)
-        return err;
-    if (pc_consumer_is_shared(c))
-        return PULSARC_ERR_STATE; /* the broker rejects cumulative acks there */
-    return submit(c, OP_CUMULATIVE, id);
+    if (!err) /* the broker rejects cumulative acks on shared subscriptions */
+        err = pc_consumer_is_shared(c) ? PULSARC_ERR_STATE : submit(c, OP_CUMULATIVE, id);
+    return pc_consumer_icpts_acked(c, id, 1, err);
 }
 
 pulsarc_err_t pulsarc_consumer_ack_cumulative(pulsarc_consumer_t *c, const pulsarc_msg_t *msg) {
     if (!msg)
         return PULSARC_ERR_INVALID_ARG;
     pulsarc_err_t err = check_id(c, &msg->id);
-    if (err)
-        return err;
-    return pc_consumer_is_shared(c) ? PULSARC_ERR_STATE : submit_msg(c, OP_CUMULATIVE, &msg->id, msg);
+    if (!err)
+        err = pc_consumer_is_shared(c) ? PULSARC_ERR_STATE
+                                       : submit_msg(c, OP_CUMULATIVE, &msg->id, msg);
+    return pc_consumer_icpts_acked(c, &msg->id, 1, err);
 }
 
 pulsarc_err_t pulsarc_consumer_nack_id(pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {

@@ -46,6 +46,7 @@ struct pulsarc_consumer_s {
     void *listener_opaque;
     pulsarc_consumer_event_cb event_cb;
     void *event_opaque;
+    struct pc_consumer_icpts *icpts; /* interceptors (interceptors.c), or NULL */
 
     /* ---- shared with application threads, under lock ---- */
     pthread_mutex_t lock;
@@ -109,8 +110,9 @@ void pc_consumer_unref(pulsarc_consumer_t *c);
 int pc_consumer_is_shared(const pulsarc_consumer_t *c);
 /* Posting helper for the public API: runs fn(arg) on the loop holding a reference on c. */
 pulsarc_err_t pc_consumer_post(pulsarc_consumer_t *c, pc_loop_fn fn, void *arg);
-/* Reads what every kind configures from conf (queue, batch receive, listener, events). */
-void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf);
+/* Reads what every kind configures from conf (queue, batch receive, listener, events,
+ * interceptors); PULSARC_ERR_NOMEM when the interceptors could not be copied. */
+pulsarc_err_t pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf);
 /* Turns auto-scaling off: the queue stays at receiverQueueSize (kinds that do not scale). */
 void pc_consumer_fixed_queue(pulsarc_consumer_t *c);
 

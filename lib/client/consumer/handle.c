@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "client/consumer/consumer_int.h"
+#include "client/consumer/interceptors.h"
 #include "client/metrics.h"
 #include "core/err.h"
 
@@ -59,10 +60,11 @@ pulsarc_err_t pc_consumer_base_init(pulsarc_consumer_t *c, const pc_consumer_ops
 void pc_consumer_base_free(pulsarc_consumer_t *c) {
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
+    pc_consumer_icpts_free(c);
     free(c->sub);
 }
 
-void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf) {
+pulsarc_err_t pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf) {
     c->sub_type = (int)pc_conf_int(conf, PC_PROP_SUBSCRIPTION_TYPE);
     c->queue_size = (int)pc_conf_int(conf, PC_PROP_RECEIVER_QUEUE_SIZE);
     c->auto_scale = pc_conf_int(conf, PC_PROP_AUTO_SCALED_QUEUE) && c->queue_size > 1;
@@ -76,6 +78,7 @@ void pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *c
     c->listener = (pulsarc_message_listener_cb)fn;
     pc_conf_get_cb(conf, PC_CB_CONSUMER_EVENT, &fn, &c->event_opaque);
     c->event_cb = (pulsarc_consumer_event_cb)fn;
+    return pc_consumer_icpts_attach(c, conf);
 }
 
 void pc_consumer_fixed_queue(pulsarc_consumer_t *c) {
@@ -134,6 +137,7 @@ void pulsarc_consumer_destroy(pulsarc_consumer_t *c) {
     if (!c)
         return;
     pulsarc_consumer_close(c);
+    pc_consumer_icpts_close(c);
     c->ops->release(c);
     pc_client_unregister(c->client, &c->handle);
     pc_consumer_unref(c);

@@ -483,9 +483,9 @@ static pulsarc_err_t new_parent(pulsarc_client_t *cl, const char *first_topic, c
     if (p) {
         p->base.topic = probe->base.topic;
         snprintf(p->base.topic.full, sizeof p->base.topic.full, "%s", display);
-        pc_consumer_read_common_conf(&p->base, conf);
+        pulsarc_err_t cerr = pc_consumer_read_common_conf(&p->base, conf);
         pc_consumer_fixed_queue(&p->base);
-        p->conf_copy = conf ? pulsarc_conf_dup(conf) : pulsarc_conf_new();
+        p->conf_copy = cerr ? NULL : conf ? pulsarc_conf_dup(conf) : pulsarc_conf_new();
     }
     pc_consumer_unref(&probe->base);
     if (!p)

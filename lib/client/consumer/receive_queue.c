@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/consumer/interceptors.h"
 #include "client/consumer/single.h"
 #include "core/err.h"
 
@@ -334,8 +335,12 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
     *msgp = NULL;
     if (c->listener)
         return PULSARC_ERR_STATE; /* messages go to the listener */
-    if (c->ops->receive)
-        return c->ops->receive(c, msgp, timeout_ms);
+    if (c->ops->receive) {
+        pulsarc_err_t zerr = c->ops->receive(c, msgp, timeout_ms);
+        if (!zerr)
+            pc_consumer_icpts_before_consume(c, msgp, 1);
+        return zerr;
+    }
     struct timespec dl = {.tv_sec = -1};
     pc_single_t *flow = NULL;
     pthread_mutex_lock(&c->lock);
@@ -346,6 +351,8 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
     pthread_mutex_unlock(&c->lock);
     if (flow)
         post_flow(flow);
+    if (!err)
+        pc_consumer_icpts_before_consume(c, msgp, 1);
     return err;
 }
 
@@ -356,8 +363,11 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     *n = 0;
     if (c->listener)
         return PULSARC_ERR_STATE;
-    if (c->ops->batch_receive)
-        return c->ops->batch_receive(c, msgs, cap, n);
+    if (c->ops->batch_receive) {
+        pulsarc_err_t zerr = c->ops->batch_receive(c, msgs, cap, n);
+        pc_consumer_icpts_before_consume(c, msgs, *n);
+        return zerr;
+    }
     size_t max = cap < c->batch_max_msgs ? cap : c->batch_max_msgs;
     struct timespec dl;
     pc_deadline(&dl, c->batch_timeout_ms);
@@ -376,6 +386,7 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     pthread_mutex_unlock(&c->lock);
     if (flow)
         post_flow(flow);
+    pc_consumer_icpts_before_consume(c, msgs, *n);
     /* A short or empty batch at the deadline is a normal outcome. */
     if (err == PULSARC_ERR_NO_MESSAGE || *n > 0)
         return PULSARC_OK;

@@ -4,7 +4,8 @@
  * batch index dropped, since the broker redelivers whole entries); ack
  * timeouts per message. One timer serves both, armed for the earliest due
  * time. The owner decides how ids go on the wire (selectively for Shared
- * and Key_Shared, "all" otherwise). Loop thread only.
+ * and Key_Shared, "all" otherwise), and may be told what each sweep sent
+ * (notify: the interceptors' redelivery notices). Loop thread only.
  */
 #include "client/consumer/redelivery.h"
 
@@ -17,8 +18,11 @@ static void arm(pc_redelivery_t *r);
 static void sweep(pc_redelivery_t *r, pc_idmap_t *m) {
     pulsarc_msgid_t ids[SWEEP_MAX];
     size_t n;
-    while ((n = pc_idmap_take_due(m, pc_now_ms(), ids, SWEEP_MAX)) > 0)
+    while ((n = pc_idmap_take_due(m, pc_now_ms(), ids, SWEEP_MAX)) > 0) {
         r->redeliver(r->owner, ids, n);
+        if (r->notify)
+            r->notify(r->owner, m == &r->unacked, ids, n);
+    }
 }
 
 static void on_timer(void *arg) {
@@ -49,6 +53,7 @@ void pc_redelivery_init(pc_redelivery_t *r, pc_loop_t *loop, pc_redeliver_fn fn,
                         int64_t nack_delay_ms, int64_t ack_timeout_ms, int64_t tick_ms) {
     r->loop = loop;
     r->redeliver = fn;
+    r->notify = NULL;
     r->owner = owner;
     r->nack_delay_ms = nack_delay_ms;
     r->ack_timeout_ms = ack_timeout_ms;

@@ -9,10 +9,14 @@
 #include "net/loop.h"
 
 typedef void (*pc_redeliver_fn)(void *owner, const pulsarc_msgid_t *ids, size_t n);
+/* Told what a sweep sent: timed_out 1 for ack timeouts, 0 for nacks. */
+typedef void (*pc_redelivery_notify_fn)(void *owner, int timed_out, const pulsarc_msgid_t *ids,
+                                        size_t n);
 
 typedef struct pc_redelivery {
     pc_loop_t *loop;
     pc_redeliver_fn redeliver;
+    pc_redelivery_notify_fn notify; /* NULL: nobody listens (set after init) */
     void *owner;
     int64_t nack_delay_ms;
     int64_t ack_timeout_ms;  /* 0: off */

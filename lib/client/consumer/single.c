@@ -467,7 +467,8 @@ static pulsarc_err_t parse_ranges(pc_single_t *c, const char *s, char *e, size_t
 }
 
 static pulsarc_err_t read_conf(pc_single_t *c, const pulsarc_conf_t *conf, char *e, size_t el) {
-    pc_consumer_read_common_conf(&c->base, conf);
+    if (pc_consumer_read_common_conf(&c->base, conf))
+        return pc_seterr(e, el, PULSARC_ERR_NOMEM, "out of memory for the consumer interceptors");
     c->initial_position = (int)pc_conf_int(conf, PC_PROP_SUBSCRIPTION_INITIAL_POSITION);
     c->priority = (int)pc_conf_int(conf, PC_PROP_PRIORITY_LEVEL);
     c->read_compacted = (int)pc_conf_int(conf, PC_PROP_READ_COMPACTED);

@@ -340,7 +340,11 @@ static pulsarc_err_t new_handle(pulsarc_client_t *cl, pc_single_t *s, const char
         return PULSARC_ERR_NOMEM;
     }
     z->base.topic = s->base.topic;
-    pc_consumer_read_common_conf(&z->base, conf);
+    if (pc_consumer_read_common_conf(&z->base, conf)) {
+        pc_consumer_base_free(&z->base);
+        free(z);
+        return PULSARC_ERR_NOMEM;
+    }
     z->child = s;
     s->queue = &z->base;
     pc_consumer_ref(&z->base); /* the child's, released when it is freed */

@@ -6,11 +6,15 @@
  * call checks its arguments, builds the send item and goes through the
  * kind's ops. Runs on application threads (and inside library callbacks,
  * where a close only starts). A send's outcome is reported exactly once,
- * also when it fails here before reaching any producer.
+ * also when it fails here before reaching any producer. The interceptors
+ * of the handle (interceptors.c) run here too: before_send before the
+ * message reaches the kind, on_send_ack through the send's callback (or,
+ * for a synchronous send, once its result is known).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/producer/interceptors.h"
 #include "client/producer/producer_int.h"
 #include "client/txn/txn.h"
 #include "core/err.h"
@@ -45,13 +49,19 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
     pc_topic_t t;
     pc_producer_settings_t s;
     pulsarc_producer_t *p;
+    pc_producer_icpts_t *icpts = NULL;
     pulsarc_err_t err = pc_client_parse_topic(c, topic, &t, errstr, errlen);
     if (!err)
         err = pc_producer_settings_read(&s, conf, &t, errstr, errlen);
+    if (!err && (err = pc_producer_icpts_new(conf, &icpts)) != PULSARC_OK)
+        pc_seterr(errstr, errlen, err, "out of memory for the producer interceptors");
     if (!err)
         err = alloc_kind(c, topic, &t, conf, &s, &p, errstr, errlen);
-    if (err)
+    if (err) {
+        pc_producer_icpts_discard(icpts);
         return err;
+    }
+    p->icpts = icpts;
     p->handle.close = handle_close;
     p->handle.destroy = handle_destroy;
     if ((err = pc_client_register(c, &p->handle)) != PULSARC_OK)
@@ -60,10 +70,14 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
         err = p->ops->create(p, conf, errstr, errlen);
     if (err) {
         pc_client_unregister(c, &p->handle);
+        pc_producer_icpts_discard(p->icpts); /* no producer, so no close hook either */
+        p->icpts = NULL;
         pc_producer_unref(p);
         return err;
     }
     pc_client_set_report(c, &p->handle, handle_report); /* its partitions exist only now */
+    if (p->ops->partitions(p) > 0)
+        pc_producer_icpts_partitions(p->icpts, p, p->topic.full, p->ops->partitions(p));
     *pp = p;
     return PULSARC_OK;
 }
@@ -81,6 +95,8 @@ void pulsarc_producer_destroy(pulsarc_producer_t *p) {
     pulsarc_producer_close(p);
     pc_client_unregister(p->client, &p->handle);
     p->ops->release(p);
+    pc_producer_icpts_release(p->icpts); /* sends still reporting hold their own reference */
+    p->icpts = NULL;
     pc_producer_unref(p);
 }
 
@@ -120,17 +136,15 @@ static pulsarc_err_t submit_in(pulsarc_producer_t *p, pulsarc_txn_t *txn, send_i
     return err;
 }
 
-static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const pulsarc_msg_t *msg,
-                               pulsarc_msgid_t *id) {
-    if (!p || !msg)
-        return PULSARC_ERR_INVALID_ARG;
-    pulsarc_msg_t copy = *msg; /* the loop writes the assigned sequence id here */
+/* Sends m (the loop writes the assigned sequence id into it) and waits. */
+static pulsarc_err_t send_and_wait(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsarc_msg_t *m,
+                                   pulsarc_msgid_t *id) {
     pc_op_t w;
     send_item_t *it = calloc(1, sizeof *it);
     if (!it)
         return PULSARC_ERR_NOMEM;
     pc_op_init(&w);
-    it->msg = &copy;
+    it->msg = m;
     it->waiter = &w;
     it->id_out = id;
     pulsarc_err_t err = submit_in(p, txn, it);
@@ -140,6 +154,32 @@ static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const 
         err = pc_op_wait(&w, NULL, 0);
     pc_op_destroy(&w);
     return err;
+}
+
+/* The interceptors change a copy: the caller's message is const. */
+static pulsarc_err_t send_intercepted(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                      const pulsarc_msg_t *msg, pulsarc_msgid_t *id) {
+    pulsarc_msg_t *copy = pulsarc_msg_clone(msg);
+    if (!copy)
+        return PULSARC_ERR_NOMEM;
+    pulsarc_msgid_t got = {0};
+    pc_producer_icpts_before_send(p->icpts, p, copy);
+    pulsarc_err_t err = send_and_wait(p, txn, copy, &got);
+    pc_producer_icpts_on_ack(p->icpts, p, err, &got, copy);
+    if (!err && id)
+        *id = got;
+    pulsarc_msg_destroy(copy);
+    return err;
+}
+
+static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const pulsarc_msg_t *msg,
+                               pulsarc_msgid_t *id) {
+    if (!p || !msg)
+        return PULSARC_ERR_INVALID_ARG;
+    if (p->icpts)
+        return send_intercepted(p, txn, msg, id);
+    pulsarc_msg_t copy = *msg; /* shallow: only the sequence id is written */
+    return send_and_wait(p, txn, &copy, id);
 }
 
 pulsarc_err_t pulsarc_producer_send(pulsarc_producer_t *p, const pulsarc_msg_t *msg,
@@ -158,6 +198,8 @@ static pulsarc_err_t send_async(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsa
         return PULSARC_ERR_INVALID_ARG;
     send_item_t *it = p ? calloc(1, sizeof *it) : NULL;
     pulsarc_err_t err = !p ? PULSARC_ERR_INVALID_ARG : !it ? PULSARC_ERR_NOMEM : PULSARC_OK;
+    if (!err && p->icpts && !(err = pc_producer_icpts_wrap(p->icpts, &cb, &opaque)))
+        pc_producer_icpts_before_send(p->icpts, p, msg); /* on_send_ack now runs exactly once */
     if (!err) {
         it->msg = msg;
         it->owns_msg = 1;

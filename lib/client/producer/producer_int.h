@@ -152,6 +152,7 @@ struct pulsarc_producer_s {
     char name[256];             /* the broker's name for it unless user_named (io thread writes) */
     int user_named;
     pc_send_hists_t send_hists; /* send durations; a partition's go to its owner's */
+    struct pc_producer_icpts *icpts; /* the user handle's interceptors (api.c), or NULL */
 };
 
 static inline void pc_producer_ref(pulsarc_producer_t *p) { atomic_fetch_add(&p->refs, 1); }
