@@ -53,6 +53,7 @@ typedef struct pc_discovery {
     char watch_pattern[PC_TOPIC_MAX + 16]; /* the regex as the broker's watcher gets it */
     int watch;             /* patternTopicWatcherEnabled */
     pc_topic_watcher_t *watcher; /* io thread; NULL when none runs */
+    uint64_t changes;      /* io thread: children added or closed by discovery so far */
 } pc_discovery_t;
 
 typedef struct pc_multi {
@@ -296,8 +297,10 @@ static void add_retired(pc_multi_t *p, pc_single_t *c) {
 
 /* A matching topic without a child gets one (subscribed without waiting). */
 static void topic_added(pc_multi_t *p, const char *topic) {
-    if (!seen_has(&p->disc, topic) && matches(&p->disc, topic))
+    if (!seen_has(&p->disc, topic) && matches(&p->disc, topic)) {
+        p->disc.changes++;
         add_child(p, topic, 0, NULL, 0);
+    }
 }
 
 /* The topic is gone: its child is closed and what it queued is dropped. */
@@ -315,6 +318,7 @@ static void topic_deleted(pc_multi_t *p, const char *topic) {
     seen_remove(&p->disc, topic); /* topic may be the entry itself: not read after this */
     if (!gone)
         return;
+    p->disc.changes++;
     pc_single_drop_queued(gone);
     pc_single_close_async(gone);
     if (gone->dlq)
@@ -345,11 +349,23 @@ static void reconcile(pc_multi_t *p, char *const *topics, size_t n) {
         topic_added(p, topics[i]);
 }
 
+typedef struct poll_ctx {
+    pc_multi_t *p;
+    uint64_t changes; /* disc.changes when the list was asked for */
+} poll_ctx_t;
+
+/*
+ * A polled list older than a change the watcher pushed meanwhile would
+ * undo it (close a topic just created, re-create one just deleted): such
+ * a list is skipped, the next poll reconciles.
+ */
 static void on_topics(void *arg, pulsarc_err_t err, const char *msg, char **topics, size_t n) {
-    pc_multi_t *p = arg;
+    poll_ctx_t *x = arg;
+    pc_multi_t *p = x->p;
     (void)msg;
-    if (!err && parent_open(p))
+    if (!err && parent_open(p) && x->changes == p->disc.changes)
         reconcile(p, topics, n);
+    free(x);
     pc_consumer_unref(&p->base);
 }
 
@@ -399,8 +415,13 @@ static void discover(pc_multi_t *p) {
         pc_lookup_partitions(&p->base.client->lookup, m->bases[i], on_parts, x);
     }
     if (m->has_re) {
+        poll_ctx_t *x = malloc(sizeof *x);
+        if (!x)
+            return;
+        x->p = p;
+        x->changes = m->changes;
         pc_consumer_ref(&p->base);
-        pc_lookup_namespace_topics(&p->base.client->lookup, m->ns, on_topics, p);
+        pc_lookup_namespace_topics(&p->base.client->lookup, m->ns, on_topics, x);
     }
 }
 
