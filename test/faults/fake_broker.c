@@ -508,7 +508,7 @@ static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
             reply_success(c, cmd->gettopicsofnamespace->request_id);
         break;
     case T(WATCH_TOPIC_LIST):
-        if (fb->offer_watchers)
+        if (fb->offer_watchers == 1)
             on_watch(fb, c, cmd->watchtopiclist);
         else
             reply_success(c, cmd->watchtopiclist->request_id);

@@ -61,9 +61,10 @@ void pc_fb_set_redirect_url(pc_fb_t *fb, const char *url);
 void pc_fb_set_max_message_size(pc_fb_t *fb, int32_t n);
 
 /*
- * GET_TOPICS_OF_NAMESPACE answers topics (copied); with offer_watchers,
+ * GET_TOPICS_OF_NAMESPACE answers topics (copied); with offer_watchers 1,
  * CONNECTED sets supports_topic_watchers and WATCH_TOPIC_LIST is answered
- * with the same list (without, it gets a plain SUCCESS).
+ * with the same list (without, it gets a plain SUCCESS). offer_watchers 2:
+ * a broker that gets it wrong, the flag set and a plain SUCCESS answer.
  */
 void pc_fb_set_topics(pc_fb_t *fb, const char *const *topics, size_t n, int offer_watchers);
 /*

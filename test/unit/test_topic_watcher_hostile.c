@@ -5,7 +5,8 @@
  * is dropped), and one naming more topics than PC_WATCH_MAX_TOPICS (the
  * watcher stops with a message naming the count and the limit, closes its
  * watch on the broker, and the consumer goes on working). A broker that
- * does not offer watchers never gets WATCH_TOPIC_LIST.
+ * does not offer watchers never gets WATCH_TOPIC_LIST; one that answers
+ * it with something else than WATCH_TOPIC_LIST_SUCCESS is given up on.
  *
  * Design notes: the watcher's messages go to stderr, which the test reads
  * back by pointing fd 2 at a temporary file. Order on one connection is
@@ -137,12 +138,37 @@ START_TEST(test_no_watch_without_the_feature_flag) {
 }
 END_TEST
 
+START_TEST(test_wrong_answer_to_the_watch) {
+    pc_fb_t *fb = pc_fb_new();
+    ck_assert_ptr_nonnull(fb);
+    const char *topics[] = {"persistent://public/default/w-a"};
+    pc_fb_set_topics(fb, topics, 1, 2); /* the flag, then SUCCESS instead of the list */
+    captured_t cap;
+    capture_stderr(&cap);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
+    pulsarc_consumer_t *cons = pattern_consumer(c);
+    ck_assert(pc_fb_wait_cmds(fb, T(WATCH_TOPIC_LIST_CLOSE), 1, WAIT_MS));
+    pc_fb_push(fb, "still here", 10, PC_FB_GOOD);
+    pulsarc_msg_t *m = NULL;
+    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, WAIT_MS), PULSARC_OK);
+    pulsarc_msg_destroy(m);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    char *text = release_stderr(&cap);
+    ck_assert_msg(strstr(text, "the broker answered WATCH_TOPIC_LIST with SUCCESS"), "stderr: %s", text);
+    free(text);
+    ck_assert_uint_eq(cmds(fb, T(WATCH_TOPIC_LIST)), 1);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
 static Suite *watcher_suite(void) {
     Suite *s = suite_create("topic-watcher-hostile");
     TCase *tc = tcase_create("hostile");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_hostile_updates_are_refused);
     tcase_add_test(tc, test_no_watch_without_the_feature_flag);
+    tcase_add_test(tc, test_wrong_answer_to_the_watch);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -127,6 +127,13 @@ static void send_watch(pc_handler_t *h, pc_conn_t *conn) {
 static void on_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pc_topic_watcher_t *w = W_OF(h);
     (void)conn;
+    if (reply->cmd->type != PULSAR__PROTO__BASE_COMMAND__TYPE__WATCH_TOPIC_LIST_SUCCESS) {
+        char why[160]; /* any reply with our request id lands here */
+        snprintf(why, sizeof why, "the broker answered WATCH_TOPIC_LIST with %s",
+                 pc_cmd_name(reply->cmd->type));
+        give_up(w, why);
+        return;
+    }
     const Pulsar__Proto__CommandWatchTopicListSuccess *s = reply->cmd->watchtopiclistsuccess;
     if (too_many(w, "WATCH_TOPIC_LIST_SUCCESS", s->n_topic))
         return;
