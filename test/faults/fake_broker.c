@@ -99,6 +99,13 @@ struct pc_fb {
     char update_name[64];    /* a push asked for by pc_fb_topic_update, made by the thread */
     size_t update_copies;
     int update_wrong_id, want_update;
+    /* which topic each open consumer is on (pc_fb_open_consumers) */
+    struct {
+        fconn_t *conn;
+        uint64_t id;
+        char topic[128];
+    } subs[MAX_IDS];
+    int nsubs;
     rule_t rules[MAX_RULES];
     int nrules;
     fconn_t *conns;
@@ -393,7 +400,21 @@ static void on_send(pc_fb_t *fb, fconn_t *c, const Pulsar__Proto__CommandSend *i
     put(c, &cmd);
 }
 
+/* Forgets consumer id on conn c (any id: all of c's; c NULL: everyone's). */
+static void subs_forget(pc_fb_t *fb, fconn_t *c, uint64_t id, int any_id) {
+    for (int i = 0; i < fb->nsubs; i++)
+        if (!c || (fb->subs[i].conn == c && (any_id || fb->subs[i].id == id)))
+            fb->subs[i--] = fb->subs[--fb->nsubs];
+}
+
 static void on_subscribe(pc_fb_t *fb, fconn_t *c, const Pulsar__Proto__CommandSubscribe *in) {
+    subs_forget(fb, c, in->consumer_id, 0);
+    if (fb->nsubs < MAX_IDS) {
+        fb->subs[fb->nsubs].conn = c;
+        fb->subs[fb->nsubs].id = in->consumer_id;
+        snprintf(fb->subs[fb->nsubs].topic, sizeof fb->subs[0].topic, "%s", in->topic);
+        fb->nsubs++;
+    }
     add_id(c->consumers, &c->ncons, in->consumer_id);
     fb->cur = c;
     fb->cur_consumer = in->consumer_id;
@@ -421,6 +442,7 @@ static void on_close_resource(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
         del_id(c->producers, &c->nprod, id);
     } else if (body_u64(cmd, "consumer_id", &id)) {
         del_id(c->consumers, &c->ncons, id);
+        subs_forget(fb, c, id, 0);
         if (fb->cur == c && fb->cur_consumer == id)
             fb->cur = NULL;
     }
@@ -645,6 +667,7 @@ static void conn_close(pc_fb_t *fb, fconn_t *c, int reset) {
         fb->cur = NULL;
     if (fb->watch_conn == c)
         fb->watch_conn = NULL;
+    subs_forget(fb, c, 0, 1);
     fb->st.conns_closed++;
 }
 
@@ -752,10 +775,12 @@ static void close_resources(pc_fb_t *fb, int producers) {
             }
             put(c, &cmd);
         }
-        if (producers)
+        if (producers) {
             c->nprod = 0;
-        else
+        } else {
             c->ncons = 0;
+            subs_forget(fb, c, 0, 1);
+        }
         conn_flush(fb, c);
     }
 }
@@ -937,6 +962,14 @@ void pc_fb_topic_update(pc_fb_t *fb, const char *name, size_t copies, int wrong_
     fb->want_update = 1;
     pthread_mutex_unlock(&fb->lock);
     wake(fb);
+}
+int pc_fb_open_consumers(pc_fb_t *fb, const char *topic) {
+    pthread_mutex_lock(&fb->lock);
+    int n = 0;
+    for (int i = 0; i < fb->nsubs; i++)
+        n += strcmp(fb->subs[i].topic, topic) == 0;
+    pthread_mutex_unlock(&fb->lock);
+    return n;
 }
 void pc_fb_close_producers(pc_fb_t *fb) { set_flag(fb, &fb->want_close_prod, 1); }
 void pc_fb_close_consumers(pc_fb_t *fb) { set_flag(fb, &fb->want_close_cons, 1); }

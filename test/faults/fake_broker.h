@@ -73,6 +73,8 @@ void pc_fb_set_topics(pc_fb_t *fb, const char *const *topics, size_t n, int offe
  * wrong_id, to a watcher id the client never sent.
  */
 void pc_fb_topic_update(pc_fb_t *fb, const char *name, size_t copies, int wrong_id);
+/* Consumers subscribed to topic and not closed (their connection neither). */
+int pc_fb_open_consumers(pc_fb_t *fb, const char *topic);
 
 /* Broker-initiated events to every producer / consumer currently open. */
 void pc_fb_close_producers(pc_fb_t *fb);

@@ -7,6 +7,9 @@
  * watch on the broker, and the consumer goes on working). A broker that
  * does not offer watchers never gets WATCH_TOPIC_LIST; one that answers
  * it with something else than WATCH_TOPIC_LIST_SUCCESS is given up on.
+ * And the reconnect: the watch is sent again on the new connection and the
+ * full list in its answer is reconciled (a topic gone from it loses its
+ * consumer, a new one gets one).
  *
  * Design notes: the watcher's messages go to stderr, which the test reads
  * back by pointing fd 2 at a temporary file. Order on one connection is
@@ -162,6 +165,43 @@ START_TEST(test_wrong_answer_to_the_watch) {
 }
 END_TEST
 
+/* Waits (bounded) until a, b and c have that many open consumers on the broker. */
+static int wait_open(pc_fb_t *fb, const char *a, int na, const char *b, int nb, const char *c, int nc) {
+    for (int i = 0; i < WAIT_MS / 10; i++) {
+        if (pc_fb_open_consumers(fb, a) == na && pc_fb_open_consumers(fb, b) == nb &&
+            pc_fb_open_consumers(fb, c) == nc)
+            return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+START_TEST(test_reconnect_reconciles_the_full_list) {
+    pc_fb_t *fb = pc_fb_new();
+    ck_assert_ptr_nonnull(fb);
+    const char *a = "persistent://public/default/w-a", *b = "persistent://public/default/w-b",
+               *cc = "persistent://public/default/w-c";
+    const char *before[] = {a, b}, *after[] = {a, cc};
+    pc_fb_set_topics(fb, before, 2, 1);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
+    pulsarc_consumer_t *cons = pattern_consumer(c);
+    ck_assert(pc_fb_wait_cmds(fb, T(WATCH_TOPIC_LIST), 1, WAIT_MS));
+    ck_assert(wait_open(fb, a, 1, b, 1, cc, 0));
+    pc_fb_set_topics(fb, after, 2, 1); /* while away, b was deleted and c created */
+    pc_fb_drop_connections(fb);
+    ck_assert(pc_fb_wait_cmds(fb, T(WATCH_TOPIC_LIST), 2, WAIT_MS));
+    ck_assert_msg(wait_open(fb, a, 1, b, 0, cc, 1), "open consumers: a %d, b %d, c %d",
+                  pc_fb_open_consumers(fb, a), pc_fb_open_consumers(fb, b), pc_fb_open_consumers(fb, cc));
+    /* Once more: a child left behind on b would be back after this reconnect. */
+    pc_fb_drop_connections(fb);
+    ck_assert(pc_fb_wait_cmds(fb, T(WATCH_TOPIC_LIST), 3, WAIT_MS));
+    ck_assert(wait_open(fb, a, 1, b, 0, cc, 1));
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
 static Suite *watcher_suite(void) {
     Suite *s = suite_create("topic-watcher-hostile");
     TCase *tc = tcase_create("hostile");
@@ -169,6 +209,7 @@ static Suite *watcher_suite(void) {
     tcase_add_test(tc, test_hostile_updates_are_refused);
     tcase_add_test(tc, test_no_watch_without_the_feature_flag);
     tcase_add_test(tc, test_wrong_answer_to_the_watch);
+    tcase_add_test(tc, test_reconnect_reconciles_the_full_list);
     suite_add_tcase(s, tc);
     return s;
 }
