@@ -180,6 +180,9 @@ pc_topic_watcher_t *pc_topic_watcher_start(pulsarc_client_t *c, const char *ns, 
     pc_handler_init(&w->h, &watcher_handler_ops, c, w->lookup_topic);
     w->h.req.what = "watch";
     pc_handler_start(&w->h);
+    /* Wanted for as long as the consumer lives: a broker away at the first
+     * attempt is waited for, as after a creation (polling covers the gap). */
+    w->h.req.deadline = -1;
     return w;
 }
 
