@@ -177,6 +177,10 @@
       "topic). 0: never.") \
     X(PATTERN_DISCOVERY_S, "patternAutoDiscoveryPeriod", CONSUMER, INT, "60", 0, 86400, NULL, 0, NULL, \
       "Seconds between checks for new topics matching a regex subscription. 0: never.")      \
+    X(PATTERN_TOPIC_WATCHER, "patternTopicWatcherEnabled", CONSUMER, BOOL, "true", 0, 1, NULL, 0, NULL, \
+      "Regex subscriptions ask the broker to push topics created or deleted in the namespace "   \
+      "(WATCH_TOPIC_LIST, brokers from 2.11), so they are picked up at once; "                  \
+      "patternAutoDiscoveryPeriod polling stays as the fallback and safety net.")               \
     X(MAX_PENDING_CHUNKED, "maxPendingChunkedMessage", CONSUMER, INT, "10", 1, 100000, NULL, 0, NULL, \
       "Chunked messages assembled at once; past it the oldest is given up.")                   \
     X(CHUNK_EXPIRE_MS, "expireTimeOfIncompleteChunkedMessageMs", CONSUMER, INT, "60000", 0,     \

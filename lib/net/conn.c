@@ -110,6 +110,8 @@ struct pc_conn {
     waiter_t *waiters;
     request_t *requests;
     attached_t *producers, *consumers;
+    attached_t *watchers;     /* topic-list watchers, by watcher id */
+    int topic_watchers;       /* the broker announced supports_topic_watchers */
     pc_auth_waiter_t auth_wait; /* parked while the provider fetches credentials */
     int auth_waiting;           /* 0, or what waits: AUTH_FOR_CONNECT / AUTH_FOR_CHALLENGE */
     uint64_t auth_gen;          /* generation of the credentials last sent */
@@ -237,6 +239,7 @@ void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
     fail_requests(c, why, reason);
     notify_attached(c, &c->producers, why);
     notify_attached(c, &c->consumers, why);
+    notify_attached(c, &c->watchers, why);
     if (c->close_hook)
         c->close_hook(c->close_hook_arg, c);
     pc_conn_unref(c);
@@ -457,6 +460,11 @@ void pc_conn_attach_consumer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t 
 }
 void pc_conn_detach_producer(pc_conn_t *c, uint64_t id) { detach(&c->producers, id); }
 void pc_conn_detach_consumer(pc_conn_t *c, uint64_t id) { detach(&c->consumers, id); }
+void pc_conn_attach_watcher(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj) {
+    attach(&c->watchers, id, h, obj);
+}
+void pc_conn_detach_watcher(pc_conn_t *c, uint64_t id) { detach(&c->watchers, id); }
+int pc_conn_supports_topic_watchers(const pc_conn_t *c) { return c->topic_watchers; }
 
 /* ---------- handshake and keep-alive ---------- */
 
@@ -536,6 +544,8 @@ static void send_connect_now(pc_conn_t *c) {
      */
     ff.has_supports_partial_producer = 1;
     ff.supports_partial_producer = c->opts.partial_producer;
+    ff.has_supports_topic_watchers = 1; /* WATCH_TOPIC_LIST for regex subscriptions */
+    ff.supports_topic_watchers = 1;
     conn.feature_flags = &ff;
     if (c->opts.auth) {
         conn.auth_method_name = (char *)c->opts.auth->method;
@@ -619,6 +629,7 @@ static void handle_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected
         return;
     }
     c->protocol_version = cd->has_protocol_version ? cd->protocol_version : 0;
+    c->topic_watchers = cd->feature_flags && cd->feature_flags->supports_topic_watchers;
     if (cd->has_max_message_size && cd->max_message_size > 0) /* the receive buffer grows to it */
         c->max_message_size = (size_t)cd->max_message_size > PC_MAX_MESSAGE_SIZE_CEILING ? PC_MAX_MESSAGE_SIZE_CEILING
                                                                                  : (size_t)cd->max_message_size;
@@ -806,6 +817,9 @@ static void dispatch(pc_conn_t *c, const pc_frame_t *f) {
         dispatch_attached(c, c->producers, id, f);
     } else if (consumer_id_of(cmd, &id)) {
         dispatch_attached(c, c->consumers, id, f);
+    } else if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__WATCH_TOPIC_UPDATE) {
+        /* a push for a watcher closed meanwhile (or never ours) is dropped */
+        dispatch_attached(c, c->watchers, cmd->watchtopicupdate->watcher_id, f);
     }
     /* Other unsolicited commands (e.g. TOPIC_MIGRATED) are not used yet. */
 }

@@ -85,6 +85,11 @@ void pc_conn_attach_producer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t 
 void pc_conn_attach_consumer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj);
 void pc_conn_detach_producer(pc_conn_t *c, uint64_t id);
 void pc_conn_detach_consumer(pc_conn_t *c, uint64_t id);
+/* Topic-list watchers get their WATCH_TOPIC_UPDATE pushes by watcher id. */
+void pc_conn_attach_watcher(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj);
+void pc_conn_detach_watcher(pc_conn_t *c, uint64_t id);
+/* The broker offers WATCH_TOPIC_LIST (its CONNECTED said supports_topic_watchers). */
+int pc_conn_supports_topic_watchers(const pc_conn_t *c);
 
 /* Negotiated values, valid once ready. */
 size_t pc_conn_max_message_size(const pc_conn_t *c);

@@ -90,6 +90,22 @@ struct pc_fb {
     uint32_t partitions; /* what PARTITIONED_METADATA answers (0: not partitioned) */
     int32_t max_message_size; /* what CONNECTED announces (0: the 5 MiB default) */
     int want_close_prod, want_close_cons, want_drop;
+    /* topic listing and the topic-list watcher (pc_fb_set_topics) */
+    char **topics;
+    size_t ntopics;
+    int has_topics, offer_watchers;
+    fconn_t *watch_conn;     /* where the last WATCH_TOPIC_LIST came from */
+    uint64_t watcher_id;
+    char update_name[64];    /* a push asked for by pc_fb_topic_update, made by the thread */
+    size_t update_copies;
+    int update_wrong_id, want_update;
+    /* which topic each open consumer is on (pc_fb_open_consumers) */
+    struct {
+        fconn_t *conn;
+        uint64_t id;
+        char topic[128];
+    } subs[MAX_IDS];
+    int nsubs;
     rule_t rules[MAX_RULES];
     int nrules;
     fconn_t *conns;
@@ -322,8 +338,13 @@ static void pump_messages(pc_fb_t *fb) {
 
 /* ---------- default handlers ---------- */
 
-static void on_connect(fconn_t *c, const Pulsar__Proto__CommandConnect *in, int32_t max_message_size) {
+static void on_connect(fconn_t *c, const Pulsar__Proto__CommandConnect *in, int32_t max_message_size,
+                       int watchers) {
     Pulsar__Proto__CommandConnected cd = PULSAR__PROTO__COMMAND_CONNECTED__INIT;
+    Pulsar__Proto__FeatureFlags ff = PULSAR__PROTO__FEATURE_FLAGS__INIT;
+    ff.has_supports_topic_watchers = 1;
+    ff.supports_topic_watchers = watchers;
+    cd.feature_flags = &ff;
     cd.server_version = "pulsarc-fake-broker";
     cd.has_protocol_version = 1;
     cd.protocol_version = in->has_protocol_version && in->protocol_version < 20 ? in->protocol_version : 20;
@@ -379,7 +400,21 @@ static void on_send(pc_fb_t *fb, fconn_t *c, const Pulsar__Proto__CommandSend *i
     put(c, &cmd);
 }
 
+/* Forgets consumer id on conn c (any id: all of c's; c NULL: everyone's). */
+static void subs_forget(pc_fb_t *fb, fconn_t *c, uint64_t id, int any_id) {
+    for (int i = 0; i < fb->nsubs; i++)
+        if (!c || (fb->subs[i].conn == c && (any_id || fb->subs[i].id == id)))
+            fb->subs[i--] = fb->subs[--fb->nsubs];
+}
+
 static void on_subscribe(pc_fb_t *fb, fconn_t *c, const Pulsar__Proto__CommandSubscribe *in) {
+    subs_forget(fb, c, in->consumer_id, 0);
+    if (fb->nsubs < MAX_IDS) {
+        fb->subs[fb->nsubs].conn = c;
+        fb->subs[fb->nsubs].id = in->consumer_id;
+        snprintf(fb->subs[fb->nsubs].topic, sizeof fb->subs[0].topic, "%s", in->topic);
+        fb->nsubs++;
+    }
     add_id(c->consumers, &c->ncons, in->consumer_id);
     fb->cur = c;
     fb->cur_consumer = in->consumer_id;
@@ -407,6 +442,7 @@ static void on_close_resource(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
         del_id(c->producers, &c->nprod, id);
     } else if (body_u64(cmd, "consumer_id", &id)) {
         del_id(c->consumers, &c->ncons, id);
+        subs_forget(fb, c, id, 0);
         if (fb->cur == c && fb->cur_consumer == id)
             fb->cur = NULL;
     }
@@ -423,10 +459,82 @@ static void on_pong_wanted(pc_fb_t *fb, fconn_t *c) {
     put(c, &cmd);
 }
 
+static void reply_topics(pc_fb_t *fb, fconn_t *c, uint64_t rid) {
+    Pulsar__Proto__CommandGetTopicsOfNamespaceResponse r =
+        PULSAR__PROTO__COMMAND_GET_TOPICS_OF_NAMESPACE_RESPONSE__INIT;
+    r.request_id = rid;
+    r.topics = fb->topics;
+    r.n_topics = fb->ntopics;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = T(GET_TOPICS_OF_NAMESPACE_RESPONSE);
+    cmd.gettopicsofnamespaceresponse = &r;
+    put(c, &cmd);
+}
+
+static void on_watch(pc_fb_t *fb, fconn_t *c, const Pulsar__Proto__CommandWatchTopicList *in) {
+    fb->watch_conn = c;
+    fb->watcher_id = in->watcher_id;
+    Pulsar__Proto__CommandWatchTopicListSuccess ok = PULSAR__PROTO__COMMAND_WATCH_TOPIC_LIST_SUCCESS__INIT;
+    ok.request_id = in->request_id;
+    ok.watcher_id = in->watcher_id;
+    ok.topic = fb->topics;
+    ok.n_topic = fb->ntopics;
+    ok.topics_hash = "0";
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = T(WATCH_TOPIC_LIST_SUCCESS);
+    cmd.watchtopiclistsuccess = &ok;
+    put(c, &cmd);
+}
+
+/* WATCH_TOPIC_UPDATE naming update_copies new topics to the last watcher (or another id). */
+static void push_topic_update(pc_fb_t *fb) {
+    fconn_t *c = fb->watch_conn;
+    size_t n = fb->update_copies;
+    char **names = calloc(n ? n : 1, sizeof *names);
+    size_t made = 0;
+    while (names && made < n) {
+        char one[96];
+        if (n == 1)
+            snprintf(one, sizeof one, "%s", fb->update_name);
+        else
+            snprintf(one, sizeof one, "%s%zu", fb->update_name, made);
+        if (!(names[made] = strdup(one)))
+            break;
+        made++;
+    }
+    Pulsar__Proto__CommandWatchTopicUpdate u = PULSAR__PROTO__COMMAND_WATCH_TOPIC_UPDATE__INIT;
+    u.watcher_id = fb->watcher_id + (fb->update_wrong_id ? 1000 : 0);
+    u.new_topics = names;
+    u.n_new_topics = made;
+    u.topics_hash = "1";
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = T(WATCH_TOPIC_UPDATE);
+    cmd.watchtopicupdate = &u;
+    if (c && !c->dead) {
+        put(c, &cmd);
+        conn_flush(fb, c);
+    }
+    for (size_t i = 0; i < made; i++)
+        free(names[i]);
+    free(names);
+}
+
 static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
     uint64_t rid = 0;
     switch (cmd->type) {
-    case T(CONNECT): on_connect(c, cmd->connect, fb->max_message_size); break;
+    case T(CONNECT): on_connect(c, cmd->connect, fb->max_message_size, fb->offer_watchers); break;
+    case T(GET_TOPICS_OF_NAMESPACE):
+        if (fb->has_topics)
+            reply_topics(fb, c, cmd->gettopicsofnamespace->request_id);
+        else
+            reply_success(c, cmd->gettopicsofnamespace->request_id);
+        break;
+    case T(WATCH_TOPIC_LIST):
+        if (fb->offer_watchers == 1)
+            on_watch(fb, c, cmd->watchtopiclist);
+        else
+            reply_success(c, cmd->watchtopiclist->request_id);
+        break;
     case T(PARTITIONED_METADATA): reply_partition_count(c, cmd->partitionmetadata->request_id, fb->partitions); break;
     case T(LOOKUP):
         reply_lookup(fb, c, cmd->lookuptopic->request_id,
@@ -557,6 +665,9 @@ static void conn_close(pc_fb_t *fb, fconn_t *c, int reset) {
     c->dead = 1;
     if (fb->cur == c)
         fb->cur = NULL;
+    if (fb->watch_conn == c)
+        fb->watch_conn = NULL;
+    subs_forget(fb, c, 0, 1);
     fb->st.conns_closed++;
 }
 
@@ -664,10 +775,12 @@ static void close_resources(pc_fb_t *fb, int producers) {
             }
             put(c, &cmd);
         }
-        if (producers)
+        if (producers) {
             c->nprod = 0;
-        else
+        } else {
             c->ncons = 0;
+            subs_forget(fb, c, 0, 1);
+        }
         conn_flush(fb, c);
     }
 }
@@ -680,7 +793,9 @@ static void run_requests(pc_fb_t *fb) {
     if (fb->want_drop)
         for (fconn_t *c = fb->conns; c; c = c->next)
             conn_close(fb, c, 1);
-    fb->want_close_prod = fb->want_close_cons = fb->want_drop = 0;
+    if (fb->want_update)
+        push_topic_update(fb);
+    fb->want_close_prod = fb->want_close_cons = fb->want_drop = fb->want_update = 0;
     pump_messages(fb);
 }
 
@@ -825,6 +940,37 @@ void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n) {
     fb->partitions = n;
     pthread_mutex_unlock(&fb->lock);
 }
+void pc_fb_set_topics(pc_fb_t *fb, const char *const *topics, size_t n, int offer_watchers) {
+    pthread_mutex_lock(&fb->lock);
+    for (size_t i = 0; i < fb->ntopics; i++)
+        free(fb->topics[i]);
+    free(fb->topics);
+    fb->topics = calloc(n ? n : 1, sizeof *fb->topics);
+    fb->ntopics = 0;
+    for (size_t i = 0; fb->topics && i < n; i++)
+        if ((fb->topics[fb->ntopics] = strdup(topics[i])))
+            fb->ntopics++;
+    fb->has_topics = 1;
+    fb->offer_watchers = offer_watchers;
+    pthread_mutex_unlock(&fb->lock);
+}
+void pc_fb_topic_update(pc_fb_t *fb, const char *name, size_t copies, int wrong_id) {
+    pthread_mutex_lock(&fb->lock);
+    snprintf(fb->update_name, sizeof fb->update_name, "%s", name);
+    fb->update_copies = copies;
+    fb->update_wrong_id = wrong_id;
+    fb->want_update = 1;
+    pthread_mutex_unlock(&fb->lock);
+    wake(fb);
+}
+int pc_fb_open_consumers(pc_fb_t *fb, const char *topic) {
+    pthread_mutex_lock(&fb->lock);
+    int n = 0;
+    for (int i = 0; i < fb->nsubs; i++)
+        n += strcmp(fb->subs[i].topic, topic) == 0;
+    pthread_mutex_unlock(&fb->lock);
+    return n;
+}
 void pc_fb_close_producers(pc_fb_t *fb) { set_flag(fb, &fb->want_close_prod, 1); }
 void pc_fb_close_consumers(pc_fb_t *fb) { set_flag(fb, &fb->want_close_cons, 1); }
 void pc_fb_drop_connections(pc_fb_t *fb) { set_flag(fb, &fb->want_drop, 1); }
@@ -904,6 +1050,9 @@ void pc_fb_destroy(pc_fb_t *fb) {
         fb->qhead = q->next;
         free(q);
     }
+    for (size_t i = 0; i < fb->ntopics; i++)
+        free(fb->topics[i]);
+    free(fb->topics);
     if (fb->lfd > 0)
         close(fb->lfd);
     if (fb->ep > 0)

@@ -13,7 +13,8 @@
  * SEND -> SEND_RECEIPT (ledger 7, growing entry ids); SUBSCRIBE,
  * CLOSE_PRODUCER, CLOSE_CONSUMER, UNSUBSCRIBE, SEEK -> SUCCESS; FLOW adds
  * permits and releases queued messages; ACK is recorded; PING -> PONG;
- * GET_LAST_MESSAGE_ID -> the last pushed id.
+ * GET_LAST_MESSAGE_ID -> the last pushed id. CONNECTED does not offer
+ * topic-list watchers unless pc_fb_set_topics asks for it.
  */
 #ifndef PC_TEST_FAKE_BROKER_H
 #define PC_TEST_FAKE_BROKER_H
@@ -58,6 +59,22 @@ void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n);
 void pc_fb_set_redirect_url(pc_fb_t *fb, const char *url);
 /* CONNECTED announces max_message_size n (default 0: 5 MiB), however large. */
 void pc_fb_set_max_message_size(pc_fb_t *fb, int32_t n);
+
+/*
+ * GET_TOPICS_OF_NAMESPACE answers topics (copied); with offer_watchers 1,
+ * CONNECTED sets supports_topic_watchers and WATCH_TOPIC_LIST is answered
+ * with the same list (without, it gets a plain SUCCESS). offer_watchers 2:
+ * a broker that gets it wrong, the flag set and a plain SUCCESS answer.
+ */
+void pc_fb_set_topics(pc_fb_t *fb, const char *const *topics, size_t n, int offer_watchers);
+/*
+ * Pushes WATCH_TOPIC_UPDATE to the last watcher: `name` as the one new
+ * topic, or, with copies > 1, "<name>0" .. "<name><copies-1>"; with
+ * wrong_id, to a watcher id the client never sent.
+ */
+void pc_fb_topic_update(pc_fb_t *fb, const char *name, size_t copies, int wrong_id);
+/* Consumers subscribed to topic and not closed (their connection neither). */
+int pc_fb_open_consumers(pc_fb_t *fb, const char *topic);
 
 /* Broker-initiated events to every producer / consumer currently open. */
 void pc_fb_close_producers(pc_fb_t *fb);

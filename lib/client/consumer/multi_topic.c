@@ -9,7 +9,13 @@
  *
  * Discovery runs on the io thread on a timer: new partitions of the
  * subscribed topics (autoUpdatePartitionsInterval) and new topics matching
- * the pattern (patternAutoDiscoveryPeriod) get children of their own.
+ * the pattern (patternAutoDiscoveryPeriod) get children of their own. A
+ * regex subscription also keeps a topic-list watcher (topic_watcher.h)
+ * when the broker offers one, so topics created or deleted are pushed at
+ * once; polling stays as the fallback and the safety net. Both feed the
+ * same two steps: a full list is reconciled (matching topics without a
+ * child get one, children whose topic is no longer listed are closed), a
+ * pushed change adds and closes just what it names.
  *
  * The parent is its own kind behind the consumer table of operations
  * (consumer_int.h): its handle owns the receive queue; the children are
@@ -29,6 +35,7 @@
 #include <string.h>
 
 #include "client/consumer/single.h"
+#include "client/consumer/topic_watcher.h"
 #include "core/err.h"
 
 typedef struct pc_discovery {
@@ -43,12 +50,18 @@ typedef struct pc_discovery {
     pc_timer_t timer;
     int64_t period_ms;
     int timer_held;        /* the timer holds a parent reference */
+    char watch_pattern[PC_TOPIC_MAX + 16]; /* the regex as the broker's watcher gets it */
+    int watch;             /* patternTopicWatcherEnabled */
+    pc_topic_watcher_t *watcher; /* io thread; NULL when none runs */
+    uint64_t changes;      /* io thread: children added or closed by discovery so far */
 } pc_discovery_t;
 
 typedef struct pc_multi {
     pulsarc_consumer_t base;
     pc_single_t **children;      /* under base.lock */
     size_t nchildren, capchildren;
+    pc_single_t **retired;       /* under base.lock: closed children with letter producers */
+    size_t nretired;
     pulsarc_conf_t *conf_copy;   /* for children found later */
     pc_discovery_t disc;
 } pc_multi_t;
@@ -76,10 +89,21 @@ static int seen_add(pc_discovery_t *m, const char *topic) {
     return (m->seen[m->nseen] = strdup(topic)) ? (int)m->nseen++ * 0 : -1;
 }
 
+static void seen_remove(pc_discovery_t *m, const char *topic) {
+    for (size_t i = 0; i < m->nseen; i++) {
+        if (strcmp(m->seen[i], topic) == 0) {
+            free(m->seen[i]);
+            m->seen[i] = m->seen[--m->nseen];
+            return;
+        }
+    }
+}
+
 static void multi_free(pulsarc_consumer_t *base) {
     pc_multi_t *p = multi_of(base);
     pc_discovery_t *m = &p->disc;
     free(p->children);
+    free(p->retired);
     pulsarc_conf_destroy(p->conf_copy);
     for (size_t i = 0; i < m->nbases; i++)
         free(m->bases[i]);
@@ -252,15 +276,129 @@ static void match_name(const char *topic, char *out, size_t len) {
         *suffix = '\0';
 }
 
+static int matches(pc_discovery_t *m, const char *topic) {
+    char name[PC_TOPIC_MAX];
+    match_name(topic, name, sizeof name);
+    return regexec(&m->re, name, 0, NULL, 0) == 0;
+}
+
+/* Keeps a closed child until release, which closes its letter-topic producers. */
+static void add_retired(pc_multi_t *p, pc_single_t *c) {
+    pthread_mutex_lock(&p->base.lock);
+    pc_single_t **r = realloc(p->retired, (p->nretired + 1) * sizeof *r);
+    if (r) {
+        p->retired = r;
+        p->retired[p->nretired++] = c;
+    }
+    pthread_mutex_unlock(&p->base.lock);
+    if (!r)
+        pc_consumer_unref(&c->base); /* its producers then close when the client does */
+}
+
+/* A matching topic without a child gets one (subscribed without waiting). */
+static void topic_added(pc_multi_t *p, const char *topic) {
+    if (!seen_has(&p->disc, topic) && matches(&p->disc, topic)) {
+        p->disc.changes++;
+        add_child(p, topic, 0, NULL, 0);
+    }
+}
+
+/* The topic is gone: its child is closed and what it queued is dropped. */
+static void topic_deleted(pc_multi_t *p, const char *topic) {
+    pc_single_t *gone = NULL;
+    pthread_mutex_lock(&p->base.lock);
+    for (size_t i = 0; i < p->nchildren && !gone; i++) {
+        if (strcmp(p->children[i]->base.topic.full, topic) == 0) {
+            gone = p->children[i];
+            memmove(&p->children[i], &p->children[i + 1], (p->nchildren - i - 1) * sizeof *p->children);
+            p->nchildren--;
+        }
+    }
+    pthread_mutex_unlock(&p->base.lock);
+    seen_remove(&p->disc, topic); /* topic may be the entry itself: not read after this */
+    if (!gone)
+        return;
+    p->disc.changes++;
+    pc_single_drop_queued(gone);
+    pc_single_close_async(gone);
+    if (gone->dlq)
+        add_retired(p, gone); /* its letter producers are closed off the io thread, at release */
+    else
+        pc_consumer_unref(&gone->base);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A full list of the namespace's topics (or of those matching): add and close to fit it. */
+static void reconcile(pc_multi_t *p, char *const *topics, size_t n) {
+    pc_discovery_t *m = &p->disc;
+    char **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted)
+        return;
+    memcpy(sorted, topics, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_str);
+    for (size_t i = m->nseen; i-- > 0;) { /* backwards: topic_deleted moves the last one here */
+        char *t = m->seen[i];
+        if (!bsearch(&t, sorted, n, sizeof *sorted, cmp_str))
+            topic_deleted(p, t);
+    }
+    free(sorted);
+    for (size_t i = 0; i < n; i++)
+        topic_added(p, topics[i]);
+}
+
+typedef struct poll_ctx {
+    pc_multi_t *p;
+    uint64_t changes; /* disc.changes when the list was asked for */
+} poll_ctx_t;
+
+/*
+ * A polled list older than a change the watcher pushed meanwhile would
+ * undo it (close a topic just created, re-create one just deleted): such
+ * a list is skipped, the next poll reconciles.
+ */
 static void on_topics(void *arg, pulsarc_err_t err, const char *msg, char **topics, size_t n) {
+    poll_ctx_t *x = arg;
+    pc_multi_t *p = x->p;
+    (void)msg;
+    if (!err && parent_open(p) && x->changes == p->disc.changes)
+        reconcile(p, topics, n);
+    free(x);
+    pc_consumer_unref(&p->base);
+}
+
+/* ---------- the topic-list watcher (io thread) ---------- */
+
+static void watch_list(void *owner, char *const *topics, size_t n) {
+    pc_multi_t *p = owner;
+    if (parent_open(p))
+        reconcile(p, topics, n);
+}
+
+static void watch_update(void *owner, char *const *added, size_t nadded, char *const *deleted,
+                         size_t ndeleted) {
+    pc_multi_t *p = owner;
+    for (size_t i = 0; i < ndeleted && parent_open(p); i++)
+        topic_deleted(p, deleted[i]);
+    for (size_t i = 0; i < nadded && parent_open(p); i++)
+        topic_added(p, added[i]);
+}
+
+static void watch_ref(void *owner) { pc_consumer_ref(&((pc_multi_t *)owner)->base); }
+static void watch_unref(void *owner) { pc_consumer_unref(&((pc_multi_t *)owner)->base); }
+
+static const pc_topic_watcher_ops_t watch_ops = {watch_list, watch_update, watch_ref, watch_unref};
+
+static void do_start_watcher(void *arg) {
     pc_multi_t *p = arg;
     pc_discovery_t *m = &p->disc;
-    (void)msg;
-    for (size_t i = 0; !err && parent_open(p) && i < n; i++) {
-        char name[PC_TOPIC_MAX];
-        match_name(topics[i], name, sizeof name);
-        if (!seen_has(m, topics[i]) && regexec(&m->re, name, 0, NULL, 0) == 0)
-            add_child(p, topics[i], 0, NULL, 0);
+    if (parent_open(p)) {
+        char lookup[PC_TOPIC_MAX + 32]; /* any topic of the namespace finds a broker that serves it */
+        snprintf(lookup, sizeof lookup, "persistent://%s/pattern-consumer", m->ns);
+        m->watcher = pc_topic_watcher_start(p->base.client, m->ns, m->watch_pattern, lookup,
+                                            &watch_ops, p);
     }
     pc_consumer_unref(&p->base);
 }
@@ -277,8 +415,13 @@ static void discover(pc_multi_t *p) {
         pc_lookup_partitions(&p->base.client->lookup, m->bases[i], on_parts, x);
     }
     if (m->has_re) {
+        poll_ctx_t *x = malloc(sizeof *x);
+        if (!x)
+            return;
+        x->p = p;
+        x->changes = m->changes;
         pc_consumer_ref(&p->base);
-        pc_lookup_namespace_topics(&p->base.client->lookup, m->ns, on_topics, p);
+        pc_lookup_namespace_topics(&p->base.client->lookup, m->ns, on_topics, x);
     }
 }
 
@@ -301,6 +444,8 @@ static void do_start_discovery(void *arg) {
 
 static void do_stop_discovery(void *arg) {
     pc_multi_t *p = arg;
+    pc_topic_watcher_stop(p->disc.watcher);
+    p->disc.watcher = NULL;
     if (p->disc.timer_held) {
         pc_timer_stop(p->base.client->loop, &p->disc.timer);
         p->disc.timer_held = 0;
@@ -336,7 +481,7 @@ static pulsarc_err_t multi_close(pulsarc_consumer_t *base, int unsubscribe) {
     p->base.close_posted = p->base.closing = 1;
     pthread_cond_broadcast(&p->base.cond);
     pthread_mutex_unlock(&p->base.lock);
-    if (first && p->disc.period_ms > 0)
+    if (first && (p->disc.period_ms > 0 || p->disc.watch))
         pc_consumer_post(&p->base, do_stop_discovery, p);
     pc_single_t **kids;
     size_t n = snapshot(p, &kids);
@@ -362,7 +507,16 @@ static void multi_release(pulsarc_consumer_t *base) {
     size_t n = snapshot(p, &kids);
     pthread_mutex_lock(&p->base.lock);
     p->nchildren = 0;
+    pc_single_t **retired = p->retired;
+    size_t nretired = p->nretired;
+    p->retired = NULL;
+    p->nretired = 0;
     pthread_mutex_unlock(&p->base.lock);
+    for (size_t i = 0; i < nretired; i++) {
+        pc_dlq_close(retired[i]);
+        pc_consumer_unref(&retired[i]->base);
+    }
+    free(retired);
     pc_queue_clear(&p->base);
     for (size_t i = 0; i < n; i++) {
         pc_dlq_close(kids[i]); /* their letter-topic producers are ours to close */
@@ -440,7 +594,7 @@ static void multi_add_stats(pulsarc_consumer_t *base, pulsarc_consumer_stats_t *
     pc_multi_t *p = multi_of(base);
     out->received = out->acked = out->nacked = out->redelivery_requests = 0;
     out->discarded = out->reconnects = 0;
-    for (size_t i = 0; i < p->nchildren; i++) {
+    for (size_t i = 0; i < p->nchildren; i++) { /* pulsarc_consumer_stats holds our lock */
         pulsarc_consumer_stats_t cs;
         pulsarc_consumer_stats(&p->children[i]->base, &cs);
         add_child_stats(out, &cs);
@@ -594,10 +748,12 @@ static pulsarc_err_t parse_pattern(pulsarc_client_t *cl, const char *pattern, pc
     if (slash2) {
         snprintf(m->ns, sizeof m->ns, "%.*s", (int)(slash2 - body), body);
         snprintf(full, sizeof full, "^(%s)$", body);
+        snprintf(m->watch_pattern, sizeof m->watch_pattern, "persistent://%s", body);
     } else {
         snprintf(m->ns, sizeof m->ns, "%s/%s", pc_conf_str(cl->conf, PC_PROP_DEFAULT_TENANT),
                  pc_conf_str(cl->conf, PC_PROP_DEFAULT_NAMESPACE));
         snprintf(full, sizeof full, "^(%s/%s)$", m->ns, body);
+        snprintf(m->watch_pattern, sizeof m->watch_pattern, "persistent://%s/%s", m->ns, body);
     }
     if (regcomp(&m->re, full, REG_EXTENDED | REG_NOSUB))
         return pc_seterr(e, el, PULSARC_ERR_BAD_TOPIC, "pattern '%s' is not a valid regular expression", pattern);
@@ -660,6 +816,9 @@ pulsarc_err_t pulsarc_consumer_new_pattern(pulsarc_client_t *cl, const char *pat
         return err;
     }
     start_discovery(p, pc_conf_int(conf, PC_PROP_PATTERN_DISCOVERY_S));
+    p->disc.watch = (int)pc_conf_int(conf, PC_PROP_PATTERN_TOPIC_WATCHER);
+    if (p->disc.watch && pc_consumer_post(&p->base, do_start_watcher, p) != PULSARC_OK)
+        p->disc.watch = 0;
     *cp = &p->base;
     return PULSARC_OK;
 }

@@ -421,6 +421,8 @@ static void close_and_wait(pc_single_t *c) {
         wait_closed(c);
 }
 
+void pc_single_close_async(pc_single_t *c) { post_close(c, do_close); }
+
 static pulsarc_err_t unsubscribe_and_wait(pc_single_t *c) {
     pc_op_t w;
     pc_op_init(&w);

@@ -99,6 +99,8 @@ pulsarc_err_t pc_single_start(pc_single_t *s, int own_handle, char *errstr, size
 pulsarc_err_t pc_single_start_all(pc_single_t **members, size_t n, char *errstr, size_t errlen);
 /* Loop thread: subscribes without anyone waiting (children found by discovery). */
 void pc_single_start_async(pc_single_t *s);
+/* Any thread: closes without waiting (a multi-topic child whose topic was deleted). */
+void pc_single_close_async(pc_single_t *s);
 
 /* deliver.c (loop thread unless noted) */
 /* Takes a decoded entry; its messages reach the queue at the next flush. */
