@@ -188,8 +188,10 @@ pulsarc_client_t *pct_client_with(const char *const *kv) {
     pulsarc_err_t e = pulsarc_client_new(conf, &c, err, sizeof err);
     pulsarc_conf_destroy(conf);
     ck_assert_msg(e == PULSARC_OK, "client: %s", err);
-    if (pct_loop_mode())
+    if (pct_loop_mode()) {
+        ck_assert_msg(pulsarc_client_fd(c) >= 0, "threadingMode=loop did not take");
         start_driver(c);
+    }
     return c;
 }
 
