@@ -140,7 +140,7 @@ EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 CMD_SRCS := $(sort $(wildcard cmd/pulsarc/*.c))
 CMD_BIN := $(BUILD)/pulsarc
 
-.PHONY: all lib deps test unit live run asan valgrind install clean pkg-check pkg-check-tests
+.PHONY: all lib deps test unit live live-loop run asan valgrind install clean pkg-check pkg-check-tests
 .SUFFIXES:
 
 # Empty flags from a pkg-config that cannot find a package make the build
@@ -285,7 +285,17 @@ live: $(LIVE_BINS) all
 test: deps
 	$(MAKE) unit
 	$(MAKE) live
+	$(MAKE) live-loop
 	$(MAKE) cli-test
+
+# The producer and consumer suites again with threadingMode=loop clients,
+# each stepped by a driver thread of the test (PULSARC_TEST_LOOP_MODE, see
+# test/common/testutil.h), then the one-threaded epoll example.
+LOOP_LIVE := test_producer test_consumer test_consumer_batches test_producer_partitioned test_multi_topic
+.PHONY: live-loop
+live-loop: $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) all
+	@$(BROKER) bash -c 'PULSARC_TEST_LOOP_MODE=1 bash test/run-tests.sh $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) && \
+	  $(BUILD)/examples/loop_epoll "$$PULSAR_SERVICE_URL" 10000'
 
 # libFuzzer targets, each for FUZZ_SECONDS (default 30); needs clang-14.
 .PHONY: fuzz

@@ -500,7 +500,8 @@ static void stop_threadless(pc_loop_t *l) {
 /*
  * The loop a waiting thread should turn, with step_lock taken, or NULL
  * (then it waits on its condition variable as in threaded mode: another
- * thread is stepping and will complete the work). Inside a callback of its
+ * thread is inside a turn and will complete the work). A loop nobody steps,
+ * or whose step is running callbacks, is free to turn. Inside a callback of its
  * own step the thread is between two turns of that step, so one more turn
  * there is safe.
  */
@@ -520,10 +521,12 @@ static pc_loop_t *loop_to_turn(void) {
     for (pc_loop_t *l = threadless_loops; l && !found; l = l->next_threadless) {
         if (pthread_mutex_trylock(&l->step_lock) != 0)
             continue;
+        /* A step busy in a long callback is not turning the loop: a
+         * waiting call may, between its turns. */
         pthread_mutex_lock(&l->own_lock);
-        int stepped = l->app_stepping;
+        int turning = l->app_stepping && !l->in_callbacks;
         pthread_mutex_unlock(&l->own_lock);
-        if (!atomic_load(&l->stopped) && !stepped)
+        if (!atomic_load(&l->stopped) && !turning)
             found = l;
         else
             pthread_mutex_unlock(&l->step_lock);
@@ -555,12 +558,31 @@ static int64_t ms_until(const struct timespec *abs) {
  * starts stepping meanwhile waits at most this long for the step lock. */
 #define WAIT_TURN_MS 50
 
+/*
+ * Another thread is turning the loop: sleep on cv, but look again after
+ * WAIT_TURN_MS, since that thread may go on to a long callback and leave
+ * the loop for us to turn. Returns ETIMEDOUT only at the caller's abs.
+ */
+static int wait_a_while(pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *abs) {
+    struct timespec soon;
+    clock_gettime(CLOCK_MONOTONIC, &soon);
+    soon.tv_nsec += WAIT_TURN_MS * 1000000L;
+    if (soon.tv_nsec >= 1000000000L) {
+        soon.tv_sec++;
+        soon.tv_nsec -= 1000000000L;
+    }
+    int caller_first = abs && (abs->tv_sec < soon.tv_sec ||
+                               (abs->tv_sec == soon.tv_sec && abs->tv_nsec < soon.tv_nsec));
+    int rc = pthread_cond_timedwait(cv, m, caller_first ? abs : &soon);
+    return rc == ETIMEDOUT && !caller_first ? 0 : rc;
+}
+
 int pc_loop_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *abs) {
     if (atomic_load(&threadless_count) == 0)
         return abs ? pthread_cond_timedwait(cv, m, abs) : pthread_cond_wait(cv, m);
     pc_loop_t *l = loop_to_turn();
     if (!l)
-        return abs ? pthread_cond_timedwait(cv, m, abs) : pthread_cond_wait(cv, m);
+        return wait_a_while(cv, m, abs);
     int64_t left = abs ? ms_until(abs) : WAIT_TURN_MS;
     if (left <= 0) {
         pthread_mutex_unlock(&l->step_lock);
