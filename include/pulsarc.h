@@ -408,8 +408,8 @@ PULSARC_API int pulsarc_client_poll(pulsarc_client_t *client, int timeout_ms);
  * next step); made while another thread steps, they wait for that thread.
  * Host names are resolved inside the step with a blocking getaddrinfo
  * (numeric addresses cost nothing); http(s):// service URLs and OAuth2 are
- * refused with PULSARC_ERR_BAD_CONFIG. Table views start threads of their
- * own and are not for loop mode.
+ * refused with PULSARC_ERR_BAD_CONFIG, and so are table views (a thread per
+ * partition).
  */
 /**@{*/
 /**

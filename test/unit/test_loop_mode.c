@@ -3,7 +3,7 @@
  * work is posted and quiet once a step ran it; next_timeout follows the
  * timer heap; a step from a second thread while one runs is refused with
  * an error naming the misuse; the options loop mode cannot serve are
- * refused at client creation; a synchronous call made while nobody steps
+ * refused at client creation (a table view at its creation); a synchronous call made while nobody steps
  * runs the loop itself to its outcome, and the client never starts a
  * thread.
  */
@@ -93,6 +93,13 @@ START_TEST(test_refused_options_are_named) {
     ck_assert_ptr_null(loop_client("pulsar://127.0.0.1:1", "oauth2", err, sizeof err, &rc));
     ck_assert_int_eq(rc, PULSARC_ERR_BAD_CONFIG);
     ck_assert_msg(strstr(err, "threadingMode=loop") && strstr(err, "OAuth2"), "%s", err);
+    pulsarc_client_t *c = loop_client("pulsar://127.0.0.1:1", NULL, err, sizeof err, &rc);
+    ck_assert_msg(c != NULL, "%s", err);
+    pulsarc_tableview_t *tv = NULL;
+    ck_assert_int_eq(pulsarc_tableview_new(c, "tv", NULL, &tv, err, sizeof err), PULSARC_ERR_BAD_CONFIG);
+    ck_assert_msg(strstr(err, "threadingMode=loop") && strstr(err, "table view"), "%s", err);
+    ck_assert_ptr_null(tv);
+    pulsarc_client_destroy(c);
 }
 END_TEST
 
