@@ -348,12 +348,12 @@ asan:
 	$(MAKE) BUILD=build-asan OPT='-O1 -g -fno-omit-frame-pointer' \
 	  SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' unit live
 
-# ThreadSanitizer: unit tests, then test_basic, test_consumer, test_txn, test_sink,
+# ThreadSanitizer: unit tests, then test_basic, test_consumer, test_txn, test_sink, test_loop_mode,
 # test_peer_close_inflight (close with everything in flight) and test_tableview
 # (a reader thread per partition, close from another thread) on a broker,
 # in build-tsan. A race makes the test program exit non-zero (TSan's
 # exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
-TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel
+TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel test_loop_mode
 .PHONY: tsan tsan-run
 tsan:
 	$(MAKE) BUILD=build-tsan OPT='-O1 -g -fno-omit-frame-pointer' SAN='-fsanitize=thread' tsan-run

@@ -55,6 +55,7 @@ struct pc_loop {
     int threadless;
     pthread_mutex_t step_lock;  /* held for the length of each turn */
     pthread_mutex_t own_lock;   /* guards the three fields below */
+    pthread_cond_t step_left;   /* signalled when an application step leaves */
     int app_stepping;           /* a pulsarc_client_step is running */
     pthread_t app_stepper;      /* its thread */
     int in_callbacks;           /* that step is running callbacks, not a turn */
@@ -349,6 +350,7 @@ pc_loop_t *pc_loop_new(void) {
     pthread_mutex_init(&l->lock, NULL);
     pthread_mutex_init(&l->step_lock, NULL);
     pthread_mutex_init(&l->own_lock, NULL);
+    pthread_cond_init(&l->step_left, NULL);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     if (l->epfd < 0 || l->evfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, &ev)) {
         pc_loop_unref(l);
@@ -442,6 +444,7 @@ void pc_loop_step_leave(pc_loop_t *l) {
     pthread_mutex_lock(&l->own_lock);
     l->app_stepping = 0;
     l->in_callbacks = 0;
+    pthread_cond_broadcast(&l->step_left);
     pthread_mutex_unlock(&l->own_lock);
 }
 
@@ -494,26 +497,23 @@ static void stop_threadless(pc_loop_t *l) {
     }
     atomic_store(&l->stopped, 1);
     pthread_mutex_unlock(&l->step_lock);
+    /* A step running on another thread (its callbacks) still uses what the
+     * client frees after this: wait for it to leave; later steps are
+     * refused (stopped). Not called from inside a step's callback. */
+    pthread_mutex_lock(&l->own_lock);
+    while (l->app_stepping)
+        pthread_cond_wait(&l->step_left, &l->own_lock);
+    pthread_mutex_unlock(&l->own_lock);
     l->started = 0;
 }
 
 /*
- * The loop a waiting thread should turn, with step_lock taken, or NULL
- * (then it waits on its condition variable as in threaded mode: another
- * thread is inside a turn and will complete the work). A loop nobody steps,
- * or whose step is running callbacks, is free to turn. Inside a callback of its
- * own step the thread is between two turns of that step, so one more turn
- * there is safe.
+ * A threadless loop a waiting thread may turn, with step_lock taken, or
+ * NULL (then it waits on its condition variable as in threaded mode:
+ * another thread is inside a turn and will complete the work). A loop
+ * nobody steps, or whose step is running callbacks, is free to turn.
  */
 static pc_loop_t *loop_to_turn(void) {
-    if (callbacks_of) { /* between the turns of our own step */
-        pc_loop_t *l = callbacks_of;
-        pthread_mutex_lock(&l->step_lock);
-        if (!atomic_load(&l->stopped))
-            return l;
-        pthread_mutex_unlock(&l->step_lock);
-        return NULL;
-    }
     if (current_loop)
         return NULL; /* inside a turn (the crypto key reader): never turn again there */
     pthread_mutex_lock(&threadless_lock);
@@ -577,10 +577,33 @@ static int wait_a_while(pthread_cond_t *cv, pthread_mutex_t *m, const struct tim
     return rc == ETIMEDOUT && !caller_first ? 0 : rc;
 }
 
+/*
+ * Inside a callback of our own step: one more turn between the step's
+ * turns. m is let go before step_lock is taken (a turn takes the locks
+ * that waits like this one hold: an op's, a queue's).
+ */
+static int turn_nested(pc_loop_t *l, pthread_cond_t *cv, pthread_mutex_t *m,
+                       const struct timespec *abs) {
+    int64_t left = abs ? ms_until(abs) : WAIT_TURN_MS;
+    if (left <= 0)
+        return ETIMEDOUT;
+    if (atomic_load(&l->stopped))
+        return wait_a_while(cv, m, abs); /* close completes what is waited for */
+    pthread_mutex_unlock(m);
+    pthread_mutex_lock(&l->step_lock);
+    if (!atomic_load(&l->stopped))
+        turn_locked(l, left < WAIT_TURN_MS ? (int)left : WAIT_TURN_MS);
+    pthread_mutex_unlock(&l->step_lock);
+    pthread_mutex_lock(m);
+    return 0;
+}
+
 int pc_loop_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *abs) {
     if (atomic_load(&threadless_count) == 0)
         return abs ? pthread_cond_timedwait(cv, m, abs) : pthread_cond_wait(cv, m);
-    pc_loop_t *l = loop_to_turn();
+    if (callbacks_of)
+        return turn_nested(callbacks_of, cv, m, abs);
+    pc_loop_t *l = loop_to_turn(); /* only try-locks: m may stay held */
     if (!l)
         return wait_a_while(cv, m, abs);
     int64_t left = abs ? ms_until(abs) : WAIT_TURN_MS;
@@ -640,6 +663,7 @@ void pc_loop_unref(pc_loop_t *l) {
     pthread_mutex_destroy(&l->lock);
     pthread_mutex_destroy(&l->step_lock);
     pthread_mutex_destroy(&l->own_lock);
+    pthread_cond_destroy(&l->step_left);
     free(l->heap);
     free(l);
 }
