@@ -225,9 +225,14 @@ $(BUILD)/test/integration/%: test/integration/%.c $(LINK_LIBS) $(TEST_COMMON_OBJ
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common -Itest/faults $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS) $(CHECK_LIBS)
 
+# The event-loop examples link their loop library too (libuv1-dev,
+# libevent-dev: in DEB_PKGS for these examples only).
+EXAMPLE_LIBS_loop_uv := $(shell pkg-config --libs libuv 2>/dev/null || echo -luv)
+EXAMPLE_LIBS_loop_event := $(shell pkg-config --libs libevent 2>/dev/null || echo -levent)
+
 $(BUILD)/examples/%: examples/%.c $(LINK_LIBS)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS) $(EXAMPLE_LIBS_$*)
 
 $(CMD_BIN): $(CMD_SRCS) $(LINK_LIBS)
 	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $(CMD_SRCS) -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
@@ -252,7 +257,7 @@ DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
             libcurl4-openssl-dev libjson-c-dev check curl openssl valgrind \
             ca-certificates iproute2 procps \
             clang-14 libclang-rt-14-dev python3-venv musl-tools \
-            openjdk-17-jdk-headless maven
+            openjdk-17-jdk-headless maven libuv1-dev libevent-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
@@ -290,12 +295,14 @@ test: deps
 
 # The producer and consumer suites again with threadingMode=loop clients,
 # each stepped by a driver thread of the test (PULSARC_TEST_LOOP_MODE, see
-# test/common/testutil.h), then the one-threaded epoll example.
+# test/common/testutil.h), then the one-threaded epoll, libuv and libevent examples.
 LOOP_LIVE := test_producer test_consumer test_consumer_batches test_producer_partitioned test_multi_topic
 .PHONY: live-loop
 live-loop: $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) all
 	@$(BROKER) bash -c 'PULSARC_TEST_LOOP_MODE=1 bash test/run-tests.sh $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) && \
-	  $(BUILD)/examples/loop_epoll "$$PULSAR_SERVICE_URL" 10000'
+	  $(BUILD)/examples/loop_epoll "$$PULSAR_SERVICE_URL" 10000 && \
+	  $(BUILD)/examples/loop_uv "$$PULSAR_SERVICE_URL" 10000 && \
+	  $(BUILD)/examples/loop_event "$$PULSAR_SERVICE_URL" 10000'
 
 # libFuzzer targets, each for FUZZ_SECONDS (default 30); needs clang-14.
 .PHONY: fuzz
