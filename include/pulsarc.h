@@ -433,7 +433,9 @@ PULSARC_API pulsarc_err_t pulsarc_client_step(pulsarc_client_t *client, int budg
 /**
  * How long the application may sleep before the next step: -1 until the
  * fd turns readable (no timer pending), 0 when work is waiting, else the
- * milliseconds until the next timer is due. -1 when not in loop mode.
+ * milliseconds until the next timer is due (0 too while another thread is
+ * inside a step: it never blocks). Meant for the stepping thread, between
+ * steps. -1 when not in loop mode.
  */
 PULSARC_API int pulsarc_client_next_timeout_ms(pulsarc_client_t *client);
 /**@}*/

@@ -468,8 +468,8 @@ void pc_loop_step_callbacks(pc_loop_t *l, int on) {
 
 int pc_loop_next_timeout_ms(pc_loop_t *l) {
     int mine = pc_loop_in_thread(l); /* inside a turn: the caller holds it */
-    if (!mine)
-        pthread_mutex_lock(&l->step_lock);
+    if (!mine && pthread_mutex_trylock(&l->step_lock) != 0)
+        return 0; /* a turn is running on another thread: never block here */
     pthread_mutex_lock(&l->lock);
     int busy = l->head != NULL;
     pthread_mutex_unlock(&l->lock);
