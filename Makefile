@@ -140,7 +140,7 @@ EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 CMD_SRCS := $(sort $(wildcard cmd/pulsarc/*.c))
 CMD_BIN := $(BUILD)/pulsarc
 
-.PHONY: all lib deps test unit live run asan valgrind install clean pkg-check pkg-check-tests
+.PHONY: all lib deps test unit live live-loop run asan valgrind install clean pkg-check pkg-check-tests
 .SUFFIXES:
 
 # Empty flags from a pkg-config that cannot find a package make the build
@@ -225,9 +225,14 @@ $(BUILD)/test/integration/%: test/integration/%.c $(LINK_LIBS) $(TEST_COMMON_OBJ
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(CPPFLAGS) -Itest/common -Itest/faults $(CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS) $(CHECK_LIBS)
 
+# The event-loop examples link their loop library too (libuv1-dev,
+# libevent-dev: in DEB_PKGS for these examples only).
+EXAMPLE_LIBS_loop_uv := $(shell pkg-config --libs libuv 2>/dev/null || echo -luv)
+EXAMPLE_LIBS_loop_event := $(shell pkg-config --libs libevent 2>/dev/null || echo -levent)
+
 $(BUILD)/examples/%: examples/%.c $(LINK_LIBS)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
+	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS) $(EXAMPLE_LIBS_$*)
 
 $(CMD_BIN): $(CMD_SRCS) $(LINK_LIBS)
 	$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $(CMD_SRCS) -o $@ $(LDFLAGS) $(LINK_LIBS) $(PKG_LIBS)
@@ -252,7 +257,7 @@ DEB_PKGS := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
             libcurl4-openssl-dev libjson-c-dev check curl openssl valgrind \
             ca-certificates iproute2 procps \
             clang-14 libclang-rt-14-dev python3-venv musl-tools \
-            openjdk-17-jdk-headless maven
+            openjdk-17-jdk-headless maven libuv1-dev libevent-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
@@ -285,7 +290,19 @@ live: $(LIVE_BINS) all
 test: deps
 	$(MAKE) unit
 	$(MAKE) live
+	$(MAKE) live-loop
 	$(MAKE) cli-test
+
+# The producer and consumer suites again with threadingMode=loop clients,
+# each stepped by a driver thread of the test (PULSARC_TEST_LOOP_MODE, see
+# test/common/testutil.h), then the one-threaded epoll, libuv and libevent examples.
+LOOP_LIVE := test_producer test_consumer test_consumer_batches test_producer_partitioned test_multi_topic
+.PHONY: live-loop
+live-loop: $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) all
+	@$(BROKER) bash -c 'PULSARC_TEST_LOOP_MODE=1 bash test/run-tests.sh $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) && \
+	  $(BUILD)/examples/loop_epoll "$$PULSAR_SERVICE_URL" 10000 && \
+	  $(BUILD)/examples/loop_uv "$$PULSAR_SERVICE_URL" 10000 && \
+	  $(BUILD)/examples/loop_event "$$PULSAR_SERVICE_URL" 10000'
 
 # libFuzzer targets, each for FUZZ_SECONDS (default 30); needs clang-14.
 .PHONY: fuzz
@@ -340,12 +357,12 @@ asan:
 
 # ThreadSanitizer: unit tests, then test_basic, test_consumer, test_txn, test_sink,
 # test_peer_close_inflight (close with everything in flight), test_tableview
-# (a reader thread per partition, close from another thread) and
+# (a reader thread per partition, close from another thread),
 # test_interceptors (hooks on application and callback threads, close hooks
-# after the last one) on a broker, in build-tsan. A race makes the test
-# program exit non-zero (TSan's exitcode 66), so it fails the run;
-# TSAN_OPTIONS=log_path=... keeps reports.
-TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel test_interceptors
+# after the last one) and test_loop_mode (callbacks on the stepping thread)
+# on a broker, in build-tsan. A race makes the test program exit non-zero
+# (TSan's exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
+TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel test_interceptors test_loop_mode
 .PHONY: tsan tsan-run
 tsan:
 	$(MAKE) BUILD=build-tsan OPT='-O1 -g -fno-omit-frame-pointer' SAN='-fsanitize=thread' tsan-run

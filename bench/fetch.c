@@ -21,6 +21,9 @@
  *  - Sanity: message ids must advance (a regression is counted, not
  *    fatal). If nothing arrives for --idle-ms the run ends with
  *    status=stalled (e.g. the consumer dropped entries it cannot decode).
+ *  - --loop: a threadingMode=loop client; no library thread at all. The
+ *    receive calls, made while nobody steps, turn the client's loop
+ *    themselves, so this one thread does the io and the consuming.
  *  - Output: a human summary, then one `fetch: key=value ...` line that
  *    bench/run.sh parses.
  */
@@ -41,6 +44,7 @@ typedef struct opts {
     int queue, ack, idle_ms, batch;
     const char *extra[BENCH_MAX_EXTRA]; /* --conf key=value */
     int nextra;
+    int loop; /* --loop: threadingMode=loop */
 } opts_t;
 
 typedef struct snap {
@@ -66,7 +70,7 @@ static void usage(void) {
             "usage: fetch [--url pulsar://127.0.0.1:6655] [--topic T] [--sub S] [--messages N]\n"
             "             [--queue receiverQueueSize (10000)] [--ack] [--idle-ms MS (5000)]\n"
             "             [--batch N (0: one receive per message)] [--label TEXT]\n"
-            "             [--conf key=value]...\n");
+            "             [--loop] [--conf key=value]...\n");
 }
 
 static int parse_args(int argc, char **argv, opts_t *o) {
@@ -79,8 +83,8 @@ static int parse_args(int argc, char **argv, opts_t *o) {
                   .idle_ms = 5000};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--ack")) {
-            o->ack = 1;
+        if (!strcmp(a, "--ack") || !strcmp(a, "--loop")) {
+            *(a[2] == 'a' ? &o->ack : &o->loop) = 1;
             continue;
         }
         if (!v)
@@ -111,6 +115,10 @@ static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t errlen) {
                            {"batchReceiveMaxNumMessages", b},
                            {"batchReceiveTimeoutMs", "10"}};
     pulsarc_conf_t *conf = conf_from_pairs(kv, sizeof kv / sizeof kv[0], err, errlen);
+    if (conf && o->loop && pulsarc_conf_set(conf, "threadingMode", "loop", err, errlen)) {
+        pulsarc_conf_destroy(conf);
+        return NULL;
+    }
     if (conf && conf_set_extra(conf, o->extra, o->nextra, err, errlen)) {
         pulsarc_conf_destroy(conf);
         return NULL;
@@ -198,10 +206,10 @@ static void report(const opts_t *o, const result_t *r, const snap_t *a, const sn
     printf("fetch: label=%s status=%s msgs=%" PRIu64 " bytes=%" PRIu64 " wall_s=%.3f msgs_per_s=%.0f "
            "MB_per_s=%.2f user_s=%.3f sys_s=%.3f cpu_s_per_M=%.4f user_s_per_M=%.4f sys_s_per_M=%.4f "
            "nvcsw_per_M=%.0f nivcsw_per_M=%.0f minflt=%ld allocs_per_msg=%.3f frees_per_msg=%.3f "
-           "reallocs_per_msg=%.3f id_regressions=%" PRIu64 " queue=%d ack=%d batch=%d\n",
+           "reallocs_per_msg=%.3f id_regressions=%" PRIu64 " queue=%d ack=%d batch=%d loop=%d\n",
            o->label, r->status, r->msgs, r->bytes, wall, r->msgs / wall, r->bytes / wall / 1e6, user, sys,
            (user + sys) / mm, user / mm, sys / mm, nv / mm, niv / mm, minflt, al, fr, re,
-           r->regressions, o->queue, o->ack, o->batch);
+           r->regressions, o->queue, o->ack, o->batch, o->loop);
 }
 
 int main(int argc, char **argv) {

@@ -16,6 +16,10 @@
  *    receipt has been counted, so it holds every receipt. Within it: wall
  *    time, getrusage(RUSAGE_SELF) user/sys CPU of all threads, context
  *    switches; after it, the peak RSS (VmHWM).
+ *  - --loop: a threadingMode=loop client, no library thread. The sending
+ *    thread is the application's loop: a send that finds the queue full
+ *    turns the client's loop itself while it waits, and every 128 sends
+ *    (and after the last) pulsarc_client_step runs the send callbacks.
  *  - A send that fails is counted, never retried: status=errors says so.
  *  - Output: a human summary, then one `produce: key=value ...` line that
  *    bench/produce_compare.sh parses. Figures only.
@@ -35,7 +39,7 @@
 typedef struct opts {
     const char *url, *topic, *label;
     uint64_t n;
-    int size, batch, pending, copy;
+    int size, batch, pending, copy, loop;
     const char *extra[BENCH_MAX_EXTRA]; /* --conf key=value */
     int nextra;
 } opts_t;
@@ -82,7 +86,7 @@ static void wait_outcomes(uint64_t want) {
 static int usage(const char *prog) {
     fprintf(stderr,
             "usage: %s --url URL --topic TOPIC [--messages N] [--size BYTES] [--batch 0|1]\n"
-            "          [--pending N] [--copy] [--label NAME] [--conf key=value]...\n",
+            "          [--pending N] [--copy] [--loop] [--label NAME] [--conf key=value]...\n",
             prog);
     return 2;
 }
@@ -92,6 +96,10 @@ static int parse(int argc, char **argv, opts_t *o) {
                   .size = 100, .batch = 1, .pending = 1000};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--loop")) {
+            o->loop = 1;
+            continue;
+        }
         if (!strcmp(a, "--copy")) {
             o->copy = 1;
             continue;
@@ -123,6 +131,7 @@ static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t el) {
         {"batchingMaxPublishDelayMicros", "1000"},
         {"batchingMaxMessages", "1000"},
         {"batchingMaxBytes", "131072"},
+        {"threadingMode", o->loop ? "loop" : "thread"},
     };
     pulsarc_conf_t *c = conf_from_pairs(kv, sizeof kv / sizeof kv[0], err, el);
     if (c && conf_set_extra(c, o->extra, o->nextra, err, el)) {
@@ -133,7 +142,8 @@ static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t el) {
 }
 
 /* Sends o->n messages; returns the number whose send_async was accepted. */
-static uint64_t send_all(pulsarc_producer_t *p, const opts_t *o, const char *payload) {
+static uint64_t send_all(pulsarc_client_t *c, pulsarc_producer_t *p, const opts_t *o,
+                         const char *payload) {
     int flags = o->copy ? PULSARC_MSG_F_COPY : PULSARC_MSG_F_BORROW;
     uint64_t queued = 0;
     for (uint64_t i = 0; i < o->n; i++) {
@@ -144,6 +154,8 @@ static uint64_t send_all(pulsarc_producer_t *p, const opts_t *o, const char *pay
             continue;
         }
         queued += pulsarc_producer_send_async(p, m, on_sent, NULL) == PULSARC_OK;
+        if (o->loop && (i & 127) == 127)
+            pulsarc_client_step(c, 0, NULL, 0);
     }
     return queued;
 }
@@ -162,9 +174,9 @@ static void report(const opts_t *o, const snap_t *a, const snap_t *b) {
            user, sys, proc_status_mb("VmHWM:"), vcsw, ivcsw);
     printf("produce: label=%s status=%s msgs=%" PRIu64 " errors=%" PRIu64 " size=%d batch=%d "
            "wall_s=%.3f msgs_per_s=%.0f cpu_s=%.3f cpu_s_per_M=%.3f user_s=%.3f sys_s=%.3f "
-           "rss_mb=%.1f vcsw=%ld ivcsw=%ld\n",
+           "rss_mb=%.1f vcsw=%ld ivcsw=%ld loop=%d\n",
            o->label, status, ok, bad, o->size, o->batch, wall, ok / wall, cpu, per_m, user, sys,
-           proc_status_mb("VmHWM:"), vcsw, ivcsw);
+           proc_status_mb("VmHWM:"), vcsw, ivcsw, o->loop);
 }
 
 int main(int argc, char **argv) {
@@ -187,8 +199,11 @@ int main(int argc, char **argv) {
     memset(payload, 'x', (size_t)o.size + 1);
     snap_t a, b;
     take(&a);
-    send_all(prod, &o, payload);
+    send_all(client, prod, &o, payload);
     pulsarc_err_t ferr = pulsarc_producer_flush(prod, 120000);
+    if (o.loop) /* the callbacks run in steps; bounded like wait_outcomes */
+        for (double end = now_s() + 120; done_ok + done_err < o.n && now_s() < end;)
+            pulsarc_client_step(client, 100, NULL, 0);
     wait_outcomes(o.n);
     take(&b);
     if (ferr)

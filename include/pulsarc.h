@@ -400,6 +400,55 @@ PULSARC_API int pulsarc_client_poll(pulsarc_client_t *client, int timeout_ms);
 /**@}*/
 
 /* ======================================================================== */
+/** @name Event-loop mode (threadingMode=loop)
+ *
+ * With "threadingMode" "loop" the client starts no thread. The application
+ * watches one file descriptor in its own loop (epoll, poll, libuv,
+ * libevent...) and calls pulsarc_client_step() when it is readable or when
+ * pulsarc_client_next_timeout_ms() has passed; io, timers (keep-alive,
+ * batching delay, ack grouping, reconnect backoff, operation timeouts) and
+ * every callback run inside that call, on the application's thread.
+ *
+ * Synchronous calls (pulsarc_producer_new, _send, pulsarc_consumer_receive,
+ * _close...) still work: made while no thread is inside a step of the client
+ * (or from inside one of its callbacks), they run the client's io
+ * themselves until their result is in (never callbacks: those wait for the
+ * next step); made while another thread steps, they wait for that thread.
+ * Host names are resolved inside the step with a blocking getaddrinfo
+ * (numeric addresses cost nothing); http(s):// service URLs and OAuth2 are
+ * refused with PULSARC_ERR_BAD_CONFIG, and so are table views (a thread per
+ * partition).
+ */
+/**@{*/
+/**
+ * The descriptor to watch for readability (level-triggered: it stays
+ * readable while a step has io, posted work or callbacks to run). Owned by
+ * the client: never read or close it. -1 when the client is not in loop mode.
+ */
+PULSARC_API int pulsarc_client_fd(pulsarc_client_t *client);
+/**
+ * Runs ready io, due timers, posted work and then queued callbacks on the
+ * calling thread. When nothing is ready it waits up to budget_ms for
+ * something (0: never waits); it keeps going while work is ready and the
+ * budget lasts, so it returns within about budget_ms (plus the length of
+ * one callback). PULSARC_ERR_STATE when called from two threads at once or
+ * from inside one of this client's callbacks (errstr names which),
+ * PULSARC_ERR_INVALID_ARG when the client is not in loop mode,
+ * PULSARC_ERR_CLOSED once the client is closed.
+ */
+PULSARC_API pulsarc_err_t pulsarc_client_step(pulsarc_client_t *client, int budget_ms,
+                                              char *errstr, size_t errlen);
+/**
+ * How long the application may sleep before the next step: -1 until the
+ * fd turns readable (no timer pending), 0 when work is waiting, else the
+ * milliseconds until the next timer is due (0 too while another thread is
+ * inside a step: it never blocks). Meant for the stepping thread, between
+ * steps. -1 when not in loop mode.
+ */
+PULSARC_API int pulsarc_client_next_timeout_ms(pulsarc_client_t *client);
+/**@}*/
+
+/* ======================================================================== */
 /** @name Producer */
 /**@{*/
 typedef struct pulsarc_producer_s pulsarc_producer_t;

@@ -2,7 +2,9 @@
  * Design notes: results for the application (send outcomes, later message
  * listeners) are queued here by the loop thread and run either by the
  * client's callback thread or by pulsarc_client_poll() on the
- * application's own thread. Items run without any library lock held, so a
+ * application's own thread, or, with threadingMode=loop, by
+ * pulsarc_client_step() (a push into the empty queue then makes the
+ * client's fd readable through the wake hook). Items run without any library lock held, so a
  * callback may call any pulsarc function; close/destroy notice
  * pc_in_callback() and only mark, never wait on themselves.
  */
@@ -62,6 +64,8 @@ int pc_cbq_init(pc_cbq_t *q, int own_thread) {
     q->stopping = 0;
     q->running = 0;
     q->own_thread = own_thread;
+    q->wake = NULL;
+    q->wake_arg = NULL;
     if (own_thread && pthread_create(&q->thread, NULL, cbq_main, q))
         return -1;
     if (own_thread)
@@ -72,6 +76,7 @@ int pc_cbq_init(pc_cbq_t *q, int own_thread) {
 void pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last) {
     last->next = NULL;
     pthread_mutex_lock(&q->lock);
+    int was_empty = q->head == NULL;
     if (q->tail)
         q->tail->next = first;
     else
@@ -79,6 +84,15 @@ void pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last) {
     q->tail = last;
     pthread_cond_broadcast(&q->cond);
     pthread_mutex_unlock(&q->lock);
+    if (was_empty && q->wake)
+        q->wake(q->wake_arg);
+}
+
+int pc_cbq_pending(pc_cbq_t *q) {
+    pthread_mutex_lock(&q->lock);
+    int n = q->head != NULL;
+    pthread_mutex_unlock(&q->lock);
+    return n;
 }
 
 void pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it) { pc_cbq_push_chain(q, it, it); }

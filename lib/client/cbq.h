@@ -16,6 +16,10 @@ typedef struct pc_cbq {
     int stopping;
     pthread_t thread;
     int running;     /* callbacks being run right now */
+    /* threadingMode=loop: called (no lock held) when a push finds the queue
+     * empty, so the client's fd turns readable; NULL otherwise */
+    void (*wake)(void *arg);
+    void *wake_arg;
 } pc_cbq_t;
 
 int pc_cbq_init(pc_cbq_t *q, int own_thread);
@@ -25,6 +29,8 @@ void pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it);
 void pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last);
 /* Runs queued items on the caller's thread, waiting up to timeout_ms for one. */
 int pc_cbq_poll(pc_cbq_t *q, int timeout_ms);
+/* 1 if callbacks are queued. Any thread. */
+int pc_cbq_pending(pc_cbq_t *q);
 /* Drains everything, stops the thread. Not from a callback. */
 void pc_cbq_shutdown(pc_cbq_t *q);
 /* 1 while the calling thread is inside a callback run by any queue. */

@@ -6,6 +6,12 @@
  * here guards the registry. Shutdown order: handles, calls still running
  * on the loop (partition counts), connections, loop, callback queue — so
  * every pending operation gets its outcome first.
+ *
+ * threadingMode=loop: the loop gets no thread and the callback queue none;
+ * pulsarc_client_step() turns the loop and then runs the callbacks on the
+ * application's thread, and a push into the empty callback queue wakes the
+ * loop's fd so the application knows to step. Nothing here starts a
+ * thread in that mode: closing handles runs one after the other.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +60,10 @@ void pc_client_set_report(pulsarc_client_t *c, pc_handle_t *h,
     pthread_mutex_unlock(&c->lock);
 }
 
+static int loop_mode(const pulsarc_client_t *c) {
+    return pc_conf_int(c->conf, PC_PROP_THREADING_MODE) == 1;
+}
+
 static pulsarc_err_t resolve_service_url(pulsarc_client_t *c, char *errstr, size_t errlen) {
     const char *url = pc_conf_str(c->conf, PC_PROP_SERVICE_URL);
     if (!*url)
@@ -69,6 +79,14 @@ static pulsarc_err_t resolve_service_url(pulsarc_client_t *c, char *errstr, size
         return pc_seterr(errstr, errlen, PULSARC_ERR_UNSUPPORTED,
                          "HTTP lookup needs libcurl (built with WITH_CURL=0); use a pulsar:// service URL, not '%s'", url);
 #endif
+    if (loop_mode(c) && c->lookup.url.http)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "threadingMode=loop: HTTP lookup (serviceUrl '%s') needs a thread of its own; "
+                         "use a pulsar:// service URL", url);
+    if (loop_mode(c) && strstr(pc_conf_str(c->conf, PC_PROP_AUTH_PLUGIN), "uth2"))
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "threadingMode=loop: authPlugin OAuth2 fetches tokens on a thread of its own; "
+                         "use threadingMode=thread");
     /* TLS context and authentication, shared by every connection. */
     return pc_conn_opts_security(&c->conn_opts, c->conf, c->lookup.url.tls, errstr, errlen);
 }
@@ -99,9 +117,13 @@ static void client_free(pulsarc_client_t *c) {
     free(c);
 }
 
+static void wake_loop(void *loop) { pc_loop_wake(loop); }
+
 static pulsarc_err_t start_runtime(pulsarc_client_t *c, char *errstr, size_t errlen) {
-    int poll_mode = pc_conf_int(c->conf, PC_PROP_CALLBACK_MODE) == 1;
+    int poll_mode = pc_conf_int(c->conf, PC_PROP_CALLBACK_MODE) == 1 || loop_mode(c);
     c->loop = pc_loop_new();
+    if (c->loop && loop_mode(c))
+        pc_loop_set_threadless(c->loop);
     c->pool = c->loop ? pc_pool_new(c->loop, &c->conn_opts) : NULL;
     c->lookup.pool = c->pool;
     c->lookup.loop = c->loop;
@@ -110,6 +132,10 @@ static pulsarc_err_t start_runtime(pulsarc_client_t *c, char *errstr, size_t err
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "could not create the event loop");
     if (pc_cbq_init(&c->cbq, !poll_mode))
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "could not start the callback thread");
+    if (loop_mode(c)) {
+        c->cbq.wake = wake_loop;
+        c->cbq.wake_arg = c->loop;
+    }
     if (pc_loop_start(c->loop, "pulsarc-io")) {
         pc_cbq_shutdown(&c->cbq);
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "could not start the network thread");
@@ -228,9 +254,56 @@ pulsarc_err_t pulsarc_client_partitions(pulsarc_client_t *c, const char *topic, 
 }
 
 int pulsarc_client_poll(pulsarc_client_t *c, int timeout_ms) {
-    if (!c || c->cbq.own_thread)
-        return 0;
+    if (!c || c->cbq.own_thread || pc_loop_threadless(c->loop))
+        return 0; /* loop mode: pulsarc_client_step runs the callbacks */
     return pc_cbq_poll(&c->cbq, timeout_ms);
+}
+
+/* ---- loop mode ---- */
+
+int pulsarc_client_fd(pulsarc_client_t *c) {
+    return c && pc_loop_threadless(c->loop) ? pc_loop_fd(c->loop) : -1;
+}
+
+int pulsarc_client_next_timeout_ms(pulsarc_client_t *c) {
+    if (!c || !pc_loop_threadless(c->loop))
+        return -1;
+    return pc_cbq_pending(&c->cbq) ? 0 : pc_loop_next_timeout_ms(c->loop);
+}
+
+/* Callbacks run between turns, with the loop marked so that a synchronous
+ * call made by one turns the loop itself instead of waiting for us. */
+static int step_callbacks(pulsarc_client_t *c) {
+    pc_loop_step_callbacks(c->loop, 1);
+    int n = pc_cbq_poll(&c->cbq, 0);
+    pc_loop_step_callbacks(c->loop, 0);
+    return n;
+}
+
+pulsarc_err_t pulsarc_client_step(pulsarc_client_t *c, int budget_ms, char *errstr,
+                                  size_t errlen) {
+    if (!c)
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG, "client is NULL");
+    if (!pc_loop_threadless(c->loop))
+        return pc_seterr(errstr, errlen, PULSARC_ERR_INVALID_ARG,
+                         "pulsarc_client_step needs threadingMode=loop; this client runs its own threads");
+    const char *why = "";
+    pulsarc_err_t err = pc_loop_step_enter(c->loop, &why);
+    if (err)
+        return pc_seterr(errstr, errlen, err, "%s", why);
+    int64_t end = pc_now_ms() + (budget_ms > 0 ? budget_ms : 0);
+    int worked = 0;
+    for (;;) {
+        int64_t left = end - pc_now_ms();
+        int wait = worked || left <= 0 ? 0 : (int)left;
+        int n = pc_loop_step_turn(c->loop, wait);
+        n += step_callbacks(c);
+        worked |= n > 0;
+        if (pc_now_ms() >= end || (worked && n == 0))
+            break;
+    }
+    pc_loop_step_leave(c->loop);
+    return PULSARC_OK;
 }
 
 /* ---- shutdown ---- */
@@ -277,9 +350,11 @@ static closer_t *start_closers(pulsarc_client_t *c, pc_op_t *all, size_t *n) {
         return NULL;
     }
     pc_op_add(all, (int)*n);
+    int inline_only = pc_loop_threadless(c->loop); /* loop mode starts no thread */
     for (i = 0; i < *n; i++) {
         ks[i].all = all;
-        ks[i].started = pthread_create(&ks[i].thread, NULL, closer_main, &ks[i]) == 0;
+        ks[i].started = !inline_only &&
+                        pthread_create(&ks[i].thread, NULL, closer_main, &ks[i]) == 0;
         if (!ks[i].started)
             closer_main(&ks[i]); /* no thread: close inline */
     }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "client/op.h"
+#include "net/loop.h"
 
 void pc_memlimit_init(pc_memlimit_t *m, int64_t limit) {
     pthread_mutex_init(&m->lock, NULL);
@@ -42,8 +43,8 @@ pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, int64_t n, int block, int ti
     while (!fits(m, n) && !err) {
         if (!block)
             err = PULSARC_ERR_QUEUE_FULL;
-        else if (timeout_ms > 0 ? pthread_cond_timedwait(&m->cond, &m->lock, &dl) != 0
-                                : pthread_cond_wait(&m->cond, &m->lock) != 0)
+        else if (timeout_ms > 0 ? pc_loop_cond_timedwait(&m->cond, &m->lock, &dl) != 0
+                                : pc_loop_cond_wait(&m->cond, &m->lock) != 0)
             err = PULSARC_ERR_TIMEOUT;
     }
     if (!err)

@@ -10,6 +10,7 @@
  * touch of the op.
  */
 #include "client/op.h"
+#include "net/loop.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -87,9 +88,9 @@ int pc_op_wait_for(pc_op_t *op, int timeout_ms) {
     int timed_out = 0;
     while (!op->done && !timed_out) {
         if (timeout_ms < 0)
-            pthread_cond_wait(&op->cond, &op->lock);
+            pc_loop_cond_wait(&op->cond, &op->lock);
         else
-            timed_out = pthread_cond_timedwait(&op->cond, &op->lock, &dl) != 0;
+            timed_out = pc_loop_cond_timedwait(&op->cond, &op->lock, &dl) != 0;
     }
     int done = op->done;
     pthread_mutex_unlock(&op->lock);

@@ -38,6 +38,12 @@
       "Namespace for short topic names.")                                                     \
     X(CALLBACK_MODE, "callbackMode", CLIENT, ENUM, "thread", 0, 0, "thread|poll", 0, NULL,     \
       "Where callbacks run: the client's callback thread, or pulsarc_client_poll().")         \
+    X(THREADING_MODE, "threadingMode", CLIENT, ENUM, "thread", 0, 0, "thread|loop", 0, NULL,  \
+      "thread: the client runs its own io and callback threads. loop: the client starts no "  \
+      "thread; the application watches pulsarc_client_fd() and calls pulsarc_client_step(), " \
+      "which runs io, timers and callbacks on its thread (callbackMode is then ignored). "     \
+      "Host names are resolved inside the step (a blocking getaddrinfo); http(s) service "    \
+      "URLs and OAuth2 are refused in loop mode.")                                            \
     X(AUTH_PLUGIN, "authPlugin", CLIENT, STR, "", 0, 0, NULL, 0, NULL,                        \
       "Authentication: the Java plugin class org.apache.pulsar.client.impl.auth."             \
       "AuthenticationToken, AuthenticationTls, AuthenticationBasic or "                      \

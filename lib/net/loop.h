@@ -1,7 +1,8 @@
-/* The client's event loop: one thread, epoll, timers, a cross-thread queue. */
+/* The client's event loop: one thread (or the application's steps), epoll, timers, a cross-thread queue. */
 #ifndef PC_LOOP_H
 #define PC_LOOP_H
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include "pulsarc.h"
 
@@ -68,4 +69,46 @@ typedef struct pc_defer {
     void *arg;
 } pc_defer_t;
 void pc_loop_defer(pc_loop_t *l, pc_defer_t *d, pc_loop_fn fn, void *arg);
+
+/*
+ * One turn: waits for events up to max_wait_ms (<0: until the next timer
+ * or a post), then runs ready I/O, posts, due timers and deferred calls.
+ * Returns how many things it ran. The loop thread's body; threadless
+ * loops run it through the step calls below.
+ */
+int pc_loop_iterate(pc_loop_t *l, int max_wait_ms);
+
+/*
+ * Threadless mode (threadingMode=loop): before pc_loop_start, the loop is
+ * marked to run without a thread of its own; pc_loop_start then starts
+ * nothing, and turns run on the application's thread.
+ */
+void pc_loop_set_threadless(pc_loop_t *l);
+int pc_loop_threadless(const pc_loop_t *l);
+/* The epoll fd: readable when a turn has I/O or posts to run. */
+int pc_loop_fd(const pc_loop_t *l);
+/* Makes the fd readable (work queued outside the loop, the callback queue). */
+void pc_loop_wake(pc_loop_t *l);
+/*
+ * An application step: enter claims the loop for the calling thread
+ * (PULSARC_ERR_STATE with *why naming the misuse when it is stepped
+ * already, on this thread or another; CLOSED once stopped); then turns,
+ * and callbacks run between turn and leave with step_callbacks on.
+ */
+pulsarc_err_t pc_loop_step_enter(pc_loop_t *l, const char **why);
+int pc_loop_step_turn(pc_loop_t *l, int max_wait_ms);
+void pc_loop_step_callbacks(pc_loop_t *l, int on);
+void pc_loop_step_leave(pc_loop_t *l);
+/* -1: no timer; 0: posts wait; else ms until the next timer is due. */
+int pc_loop_next_timeout_ms(pc_loop_t *l);
+/*
+ * pthread_cond_wait / pthread_cond_timedwait (abs on CLOCK_MONOTONIC) for
+ * every wait of a synchronous call: with no threadless loop in the
+ * process they are exactly those; otherwise, when a threadless loop is not
+ * being stepped (or the caller is inside a callback of its own step), the
+ * waiting thread runs one turn of it instead of sleeping and returns 0 as a
+ * wake-up, so a synchronous call never waits for a loop nobody turns.
+ */
+int pc_loop_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m);
+int pc_loop_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *abs);
 #endif

@@ -3,7 +3,10 @@
  * detached thread and hands the result back with pc_loop_post_held(); the
  * loop's hold guarantees the result is delivered even during shutdown, so
  * the callback runs exactly once and nothing leaks. Connections are
- * pooled, so resolutions are rare.
+ * pooled, so resolutions are rare. A threadless loop (threadingMode=loop)
+ * gets no thread: the lookup runs inline, on the stepping thread, and the
+ * result is still handed back through a post so the callback never runs
+ * inside pc_resolve_start.
  */
 #include "net/resolve.h"
 
@@ -64,6 +67,10 @@ void pc_resolve_start(pc_loop_t *loop, const char *host, uint16_t port, pc_resol
     j->arg = arg;
     pc_loop_ref(loop);
     pc_loop_hold(loop);
+    if (pc_loop_threadless(loop)) {
+        resolve_main(j);
+        return;
+    }
     pthread_t t;
     pthread_attr_t attr;
     pthread_attr_init(&attr);

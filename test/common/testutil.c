@@ -1,5 +1,14 @@
-/* Helpers for the live-broker tests: URLs, unique names, admin calls. */
+/*
+ * Helpers for the live-broker tests: URLs, unique names, admin calls, and
+ * the loop-mode switch: a driver thread per client plays the application's
+ * event loop (poll on the client's fd for the next timeout, then step).
+ */
+#define PCT_NO_DESTROY_WRAP
 #include "testutil.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -97,14 +106,92 @@ pulsarc_conf_t *pct_conf(const char *const *kv) {
     return conf;
 }
 
+int pct_loop_mode(void) {
+    const char *v = getenv("PULSARC_TEST_LOOP_MODE");
+    return v && !strcmp(v, "1");
+}
+
+typedef struct driver {
+    struct driver *next;
+    pulsarc_client_t *c;
+    pthread_t thread;
+    atomic_int stop;
+} driver_t;
+
+static pthread_mutex_t drivers_lock = PTHREAD_MUTEX_INITIALIZER;
+static driver_t *drivers;
+
+/* The application's loop: sleep on the fd until the next timer, step. */
+static void *drive(void *arg) {
+    driver_t *d = arg;
+    int fd = pulsarc_client_fd(d->c);
+    while (!atomic_load(&d->stop)) {
+        int t = pulsarc_client_next_timeout_ms(d->c);
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        poll(&p, 1, t < 0 || t > 100 ? 100 : t); /* wakes now and then to see stop */
+        char err[256];
+        pulsarc_err_t e = pulsarc_client_step(d->c, 0, err, sizeof err);
+        if (e == PULSARC_ERR_CLOSED)
+            break;
+        if (e != PULSARC_OK) { /* not ck_assert: this is not the test's thread */
+            fprintf(stderr, "loop-mode driver: pulsarc_client_step: %s\n", err);
+            abort();
+        }
+    }
+    return NULL;
+}
+
+static void start_driver(pulsarc_client_t *c) {
+    driver_t *d = calloc(1, sizeof *d);
+    ck_assert(d != NULL);
+    d->c = c;
+    atomic_init(&d->stop, 0);
+    ck_assert(pthread_create(&d->thread, NULL, drive, d) == 0);
+    pthread_mutex_lock(&drivers_lock);
+    d->next = drivers;
+    drivers = d;
+    pthread_mutex_unlock(&drivers_lock);
+}
+
+static driver_t *take_driver(pulsarc_client_t *c) {
+    pthread_mutex_lock(&drivers_lock);
+    driver_t *d = NULL;
+    for (driver_t **pp = &drivers; *pp; pp = &(*pp)->next) {
+        if ((*pp)->c == c) {
+            d = *pp;
+            *pp = d->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&drivers_lock);
+    return d;
+}
+
+void pct_client_destroy(pulsarc_client_t *c) {
+    driver_t *d = c ? take_driver(c) : NULL;
+    if (d) { /* close while the driver steps, as an application would */
+        pulsarc_client_close(c, -1);
+        atomic_store(&d->stop, 1);
+        pthread_join(d->thread, NULL);
+        free(d);
+    }
+    pulsarc_client_destroy(c);
+}
+
 pulsarc_client_t *pct_client_with(const char *const *kv) {
     pulsarc_conf_t *conf = pct_conf(kv);
     char err[256];
     ck_assert(pulsarc_conf_set(conf, "serviceUrl", pct_service_url(), err, sizeof err) == PULSARC_OK);
+    if (pct_loop_mode())
+        ck_assert(pulsarc_conf_set(conf, "threadingMode", "loop", err, sizeof err) == PULSARC_OK);
     pulsarc_client_t *c = NULL;
     pulsarc_err_t e = pulsarc_client_new(conf, &c, err, sizeof err);
     pulsarc_conf_destroy(conf);
     ck_assert_msg(e == PULSARC_OK, "client: %s", err);
+    if (pct_loop_mode()) {
+        ck_assert_msg(pulsarc_client_fd(c) >= 0, "threadingMode=loop did not take");
+        start_driver(c);
+    }
     return c;
 }
 

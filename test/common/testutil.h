@@ -42,6 +42,17 @@ void pct_create_dedup_namespace(const char *ns);
 pulsarc_client_t *pct_client(void);
 /* A client with extra key=value settings (NULL-terminated pairs). */
 pulsarc_client_t *pct_client_with(const char *const *kv);
+/*
+ * With PULSARC_TEST_LOOP_MODE=1 in the environment, pct_client*() make
+ * threadingMode=loop clients and start a driver thread that steps each one
+ * (the application's loop thread); pulsarc_client_destroy() below then
+ * stops that thread after the client is closed, before freeing it.
+ */
+int pct_loop_mode(void);
+void pct_client_destroy(pulsarc_client_t *c);
+#ifndef PCT_NO_DESTROY_WRAP
+#define pulsarc_client_destroy pct_client_destroy
+#endif
 /* A conf with the given NULL-terminated key, value pairs set. */
 pulsarc_conf_t *pct_conf(const char *const *kv);
 #endif

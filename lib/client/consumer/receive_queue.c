@@ -322,8 +322,8 @@ pulsarc_err_t pc_queue_wait_locked(pulsarc_consumer_t *c, int timeout_ms, struct
         if (timeout_ms > 0 && dl->tv_sec < 0)
             pc_deadline(dl, timeout_ms);
         if (timeout_ms < 0)
-            pthread_cond_wait(&c->cond, &c->lock);
-        else if (pthread_cond_timedwait(&c->cond, &c->lock, dl))
+            pc_loop_cond_wait(&c->cond, &c->lock);
+        else if (pc_loop_cond_timedwait(&c->cond, &c->lock, dl))
             return c->qhead ? PULSARC_OK : PULSARC_ERR_NO_MESSAGE;
     }
     return PULSARC_OK;

@@ -407,7 +407,7 @@ static int post_close(pc_single_t *c, pc_loop_fn fn) {
 static void wait_closed(pc_single_t *c) {
     pthread_mutex_lock(&c->base.lock);
     while (!c->base.closed)
-        pthread_cond_wait(&c->base.cond, &c->base.lock);
+        pc_loop_cond_wait(&c->base.cond, &c->base.lock);
     pthread_mutex_unlock(&c->base.lock);
 }
 

@@ -790,7 +790,7 @@ static void wait_callbacks(pc_topic_producer_t *p) {
         return;
     pthread_mutex_lock(&p->lock);
     while (atomic_load(&p->callbacks_queued) > 0)
-        pthread_cond_wait(&p->cond, &p->lock);
+        pc_loop_cond_wait(&p->cond, &p->lock);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -805,7 +805,7 @@ static void tp_close(pulsarc_producer_t *bp) {
         return; /* only marks; the loop finishes */
     pthread_mutex_lock(&p->lock);
     while (!p->closed)
-        pthread_cond_wait(&p->cond, &p->lock);
+        pc_loop_cond_wait(&p->cond, &p->lock);
     pthread_mutex_unlock(&p->lock);
     wait_callbacks(p);
 }
@@ -923,8 +923,8 @@ static pulsarc_err_t wait_for_slot(pc_topic_producer_t *p, struct timespec *dl, 
         *dl_set = 1;
     }
     p->slot_waiters++;
-    int rc = bounded ? pthread_cond_timedwait(&p->cond, &p->lock, dl)
-                     : pthread_cond_wait(&p->cond, &p->lock);
+    int rc = bounded ? pc_loop_cond_timedwait(&p->cond, &p->lock, dl)
+                     : pc_loop_cond_wait(&p->cond, &p->lock);
     p->slot_waiters--;
     return rc ? PULSARC_ERR_TIMEOUT : PULSARC_OK;
 }
@@ -1008,8 +1008,8 @@ static pulsarc_err_t tp_flush(pulsarc_producer_t *bp, int timeout_ms) {
     p->flush_waiters++;
     while (p->completed < target && !err) {
         if (timeout_ms < 0)
-            pthread_cond_wait(&p->cond, &p->lock);
-        else if (pthread_cond_timedwait(&p->cond, &p->lock, &dl))
+            pc_loop_cond_wait(&p->cond, &p->lock);
+        else if (pc_loop_cond_timedwait(&p->cond, &p->lock, &dl))
             err = PULSARC_ERR_TIMEOUT;
     }
     p->flush_waiters--;

@@ -631,6 +631,9 @@ pulsarc_err_t pulsarc_tableview_new(pulsarc_client_t *client, const char *topic,
     *tvp = NULL;
     if (strlen(topic) > 900)
         return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_TOPIC, "table view: topic name too long");
+    if (pulsarc_client_fd(client) >= 0) /* a loop-mode client: the application owns the threads */
+        return pc_seterr(errstr, errlen, PULSARC_ERR_BAD_CONFIG,
+                         "table view: runs a thread per partition, not available with threadingMode=loop");
     int partitions = 0;
     pulsarc_err_t err = pulsarc_client_partitions(client, topic, &partitions, errstr, errlen);
     if (err)
