@@ -122,7 +122,7 @@ static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const 
         return PULSARC_ERR_INVALID_ARG;
     pulsarc_msg_t copy = *msg; /* the loop writes the assigned sequence id here */
     pc_op_t w;
-    send_item_t *it = calloc(1, sizeof *it);
+    send_item_t *it = pc_item_get(p);
     if (!it)
         return PULSARC_ERR_NOMEM;
     pc_op_init(&w);
@@ -131,7 +131,7 @@ static pulsarc_err_t send_sync(pulsarc_producer_t *p, pulsarc_txn_t *txn, const 
     it->id_out = id;
     pulsarc_err_t err = submit_in(p, txn, it);
     if (err)
-        free(it);
+        pc_item_put(it);
     else
         err = pc_op_wait(&w, NULL, 0);
     pc_op_destroy(&w);
@@ -152,7 +152,7 @@ static pulsarc_err_t send_async(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsa
                                 pulsarc_send_cb cb, void *opaque) {
     if (!msg)
         return PULSARC_ERR_INVALID_ARG;
-    send_item_t *it = p ? calloc(1, sizeof *it) : NULL;
+    send_item_t *it = p ? pc_item_get(p) : NULL;
     pulsarc_err_t err = !p ? PULSARC_ERR_INVALID_ARG : !it ? PULSARC_ERR_NOMEM : PULSARC_OK;
     if (!err) {
         it->msg = msg;
@@ -162,7 +162,8 @@ static pulsarc_err_t send_async(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsa
         err = submit_in(p, txn, it);
     }
     if (err) { /* the callback still runs exactly once, here */
-        free(it);
+        if (it)
+            pc_item_put(it);
         if (cb)
             cb(p, err, NULL, msg, opaque);
         pulsarc_msg_destroy(msg);
