@@ -15,7 +15,9 @@
  *  - The window opens once the producer exists and closes when the last
  *    receipt has been counted, so it holds every receipt. Within it: wall
  *    time, getrusage(RUSAGE_SELF) user/sys CPU of all threads, context
- *    switches; after it, the peak RSS (VmHWM).
+ *    switches, allocations and frees per message (bench/alloc_count.c,
+ *    every thread: the message itself, the client's items and frames, the
+ *    callback's share); after it, the peak RSS (VmHWM).
  *  - --loop: a threadingMode=loop client, no library thread. The sending
  *    thread is the application's loop: a send that finds the queue full
  *    turns the client's loop itself while it waits, and every 128 sends
@@ -33,6 +35,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "alloc_count.h"
 #include "bench_util.h"
 #include "pulsarc.h"
 
@@ -47,6 +50,7 @@ typedef struct opts {
 typedef struct snap {
     double t;
     struct rusage ru;
+    bc_alloc_stats_t a;
 } snap_t;
 
 static atomic_uint_fast64_t done_ok, done_err;
@@ -58,6 +62,7 @@ static uint64_t done_want = UINT64_MAX;
 static void take(snap_t *s) {
     s->t = now_s();
     getrusage(RUSAGE_SELF, &s->ru);
+    s->a = bc_alloc_snapshot();
 }
 
 static void on_sent(pulsarc_producer_t *p, pulsarc_err_t err, const pulsarc_msgid_t *id,
@@ -168,15 +173,19 @@ static void report(const opts_t *o, const snap_t *a, const snap_t *b) {
     double cpu = user + sys, per_m = ok ? cpu / ((double)ok / 1e6) : 0;
     long vcsw = b->ru.ru_nvcsw - a->ru.ru_nvcsw, ivcsw = b->ru.ru_nivcsw - a->ru.ru_nivcsw;
     const char *status = bad ? "errors" : ok == o->n ? "ok" : "short";
+    double m = ok + bad ? (double)(ok + bad) : 1;
+    double allocs = bc_alloc_counting() ? (double)(b->a.allocs - a->a.allocs) / m : -1;
+    double frees = bc_alloc_counting() ? (double)(b->a.frees - a->a.frees) / m : -1;
     printf("%s: %" PRIu64 " x %d B %s in %.3f s = %.0f msg/s; CPU %.3f s/M msgs (user %.3f, "
-           "sys %.3f s); peak RSS %.1f MB; %ld voluntary / %ld involuntary switches\n",
+           "sys %.3f s); peak RSS %.1f MB; %ld voluntary / %ld involuntary switches; "
+           "%.2f allocations, %.2f frees per message\n",
            o->label, ok, o->size, o->batch ? "batched" : "unbatched", wall, ok / wall, per_m,
-           user, sys, proc_status_mb("VmHWM:"), vcsw, ivcsw);
+           user, sys, proc_status_mb("VmHWM:"), vcsw, ivcsw, allocs, frees);
     printf("produce: label=%s status=%s msgs=%" PRIu64 " errors=%" PRIu64 " size=%d batch=%d "
            "wall_s=%.3f msgs_per_s=%.0f cpu_s=%.3f cpu_s_per_M=%.3f user_s=%.3f sys_s=%.3f "
-           "rss_mb=%.1f vcsw=%ld ivcsw=%ld loop=%d\n",
+           "rss_mb=%.1f vcsw=%ld ivcsw=%ld allocs_per_msg=%.2f frees_per_msg=%.2f loop=%d\n",
            o->label, status, ok, bad, o->size, o->batch, wall, ok / wall, cpu, per_m, user, sys,
-           proc_status_mb("VmHWM:"), vcsw, ivcsw, o->loop);
+           proc_status_mb("VmHWM:"), vcsw, ivcsw, allocs, frees, o->loop);
 }
 
 int main(int argc, char **argv) {

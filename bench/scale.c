@@ -10,6 +10,10 @@
  *    after --idle seconds with nothing sent (keep-alives only), the
  *    resident set, the thread count, open descriptors and the CPU the
  *    process used while idle, as a percentage of one core.
+ *  - --namespace (default public/default): a namespace with many bundles
+ *    spreads the broker's lookups and topic loads at 10,000.
+ *  - The client CPU spent creating is printed beside the wall time, so a
+ *    slow create can be told apart: broker (topic load, ledger) or client.
  *  - Threads and descriptors are counted from /proc/self; RSS is VmRSS.
  *  - A failed create stops that count's run and is reported, with the
  *    number created before it (a broker may refuse 10,000 topics on a
@@ -70,11 +74,11 @@ static void teardown(run_t *r, int n) {
     free(r->cons);
 }
 
-static void one_count(const char *url, int n, int idle_s) {
+static void one_count(const char *url, const char *ns, int n, int idle_s) {
     run_t r = {.prods = calloc((size_t)n, sizeof *r.prods), .cons = calloc((size_t)n, sizeof *r.cons)};
     char err[512] = "", prefix[128];
     pulsarc_conf_t *conf = pulsarc_conf_new();
-    snprintf(prefix, sizeof prefix, "persistent://public/default/scale-%d-%ld-%d", n, (long)time(NULL),
+    snprintf(prefix, sizeof prefix, "persistent://%s/scale-%d-%ld-%d", ns, n, (long)time(NULL),
              (int)getpid());
     if (pulsarc_conf_set(conf, "serviceUrl", url, err, sizeof err) ||
         pulsarc_client_new(conf, &r.client, err, sizeof err)) {
@@ -83,41 +87,43 @@ static void one_count(const char *url, int n, int idle_s) {
         return;
     }
     pulsarc_conf_destroy(conf);
-    double t0 = now_s();
+    double t0 = now_s(), cpu0 = cpu_s();
     while (r.made < n && make_pair(&r, prefix, r.made, err, sizeof err) == 0)
         r.made++;
-    double create_s = now_s() - t0;
+    double create_s = now_s() - t0, create_cpu_s = cpu_s() - cpu0;
     double c0 = cpu_s(), w0 = now_s();
     sleep((unsigned)idle_s);
     double idle_pct = 100.0 * (cpu_s() - c0) / (now_s() - w0);
     int threads = count_dir("/proc/self/task"), fds = count_dir("/proc/self/fd");
     const char *status = r.made == n ? "ok" : "create-failed";
-    printf("%d producers + %d consumers: created in %.2f s; after %d s idle: RSS %.1f MB, %d threads, "
-           "%d fds, idle CPU %.2f%% of a core%s%s\n",
-           r.made, r.made, create_s, idle_s, proc_status_mb("VmRSS:"), threads, fds, idle_pct,
+    printf("%d producers + %d consumers: created in %.2f s (client CPU %.2f s); after %d s idle: RSS %.1f "
+           "MB, %d threads, %d fds, idle CPU %.2f%% of a core%s%s\n",
+           r.made, r.made, create_s, create_cpu_s, idle_s, proc_status_mb("VmRSS:"), threads, fds, idle_pct,
            r.made == n ? "" : "; stopped by: ", r.made == n ? "" : err);
-    printf("scale: n=%d status=%s made=%d create_s=%.2f rss_mb=%.1f threads=%d fds=%d idle_cpu_pct=%.2f\n",
-           n, status, r.made, create_s, proc_status_mb("VmRSS:"), threads, fds, idle_pct);
+    printf("scale: n=%d status=%s made=%d create_s=%.2f create_cpu_s=%.2f rss_mb=%.1f threads=%d fds=%d "
+           "idle_cpu_pct=%.2f\n",
+           n, status, r.made, create_s, create_cpu_s, proc_status_mb("VmRSS:"), threads, fds, idle_pct);
     fflush(stdout);
     teardown(&r, r.made + (r.made < n)); /* the half-made pair too */
 }
 
 int main(int argc, char **argv) {
-    const char *url = getenv("PULSAR_SERVICE_URL"), *counts = "1,100,1000,10000";
+    const char *url = getenv("PULSAR_SERVICE_URL"), *counts = "1,100,1000,10000", *ns = "public/default";
     int idle = 10;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--url")) url = argv[i + 1];
         else if (!strcmp(argv[i], "--counts")) counts = argv[i + 1];
         else if (!strcmp(argv[i], "--idle")) idle = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--namespace")) ns = argv[i + 1];
     }
     if (!url) {
-        fprintf(stderr, "usage: %s --url URL [--counts 1,100,1000,10000] [--idle SECONDS]\n", argv[0]);
+        fprintf(stderr, "usage: %s --url URL [--counts 1,100,1000,10000] [--idle SECONDS] [--namespace TENANT/NS]\n", argv[0]);
         return 2;
     }
     for (const char *p = counts; *p;) {
         int n = atoi(p);
         if (n > 0)
-            one_count(url, n, idle);
+            one_count(url, ns, n, idle);
         p += strcspn(p, ",");
         p += *p == ',';
     }

@@ -262,9 +262,11 @@ static void send_pack(const pc_cmd_t *cmd, size_t body_len, uint8_t *p) {
     pulsar__proto__command_send__pack(cmd->send, p);
 }
 
-pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
-                                          const uint8_t *meta, size_t meta_len,
-                                          const void *payload, size_t payload_len) {
+/* With copy_payload 0 the payload's bytes are counted in the size and the
+ * checksum but left for the caller to send right after the frame's head. */
+static pulsarc_err_t encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd, const uint8_t *meta,
+                                        size_t meta_len, const void *payload,
+                                        size_t payload_len, int copy_payload) {
     size_t body_len = 0;
     int plain_send = is_plain_send(cmd);
     size_t cmdlen = plain_send ? send_packed_size(cmd, &body_len)
@@ -273,7 +275,7 @@ pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
     if (meta_len > UINT32_MAX || payload_len > UINT32_MAX || cmdlen + tail > UINT32_MAX - 16)
         return PULSARC_ERR_MSG_TOO_BIG;
     size_t total = 4 + cmdlen + 6 + tail;
-    pulsarc_err_t err = pc_buf_reserve(out, 4 + total);
+    pulsarc_err_t err = pc_buf_reserve(out, 4 + total - (copy_payload ? 0 : payload_len));
     if (err)
         return err;
     pc_buf_put_u32(out, (uint32_t)total);
@@ -288,22 +290,42 @@ pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
     pc_buf_put_u32(out, 0);
     pc_buf_put_u32(out, (uint32_t)meta_len);
     pc_buf_append(out, meta, meta_len);
-    pc_buf_append(out, payload, payload_len);
-    pc_wr_u32(out->data + crc_at, pc_crc32c(0, out->data + crc_at + 4, tail));
+    uint32_t crc = pc_crc32c(0, out->data + crc_at + 4, 4 + meta_len);
+    if (copy_payload)
+        pc_buf_append(out, payload, payload_len);
+    pc_wr_u32(out->data + crc_at, pc_crc32c(crc, payload, payload_len));
     return PULSARC_OK;
 }
 
-pulsarc_err_t pc_frame_encode_payload(pc_buf_t *out, const pc_cmd_t *cmd,
-                                      const Pulsar__Proto__MessageMetadata *meta,
-                                      const void *payload, size_t payload_len) {
+pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
+                                          const uint8_t *meta, size_t meta_len,
+                                          const void *payload, size_t payload_len) {
+    return encode_payload_raw(out, cmd, meta, meta_len, payload, payload_len, 1);
+}
+
+static pulsarc_err_t encode_payload(pc_buf_t *out, const pc_cmd_t *cmd,
+                                    const Pulsar__Proto__MessageMetadata *meta,
+                                    const void *payload, size_t payload_len, int copy_payload) {
     size_t mlen = pulsar__proto__message_metadata__get_packed_size(meta);
     uint8_t stackbuf[512];
     uint8_t *m = mlen <= sizeof stackbuf ? stackbuf : malloc(mlen);
     if (!m)
         return PULSARC_ERR_NOMEM;
     pulsar__proto__message_metadata__pack(meta, m);
-    pulsarc_err_t err = pc_frame_encode_payload_raw(out, cmd, m, mlen, payload, payload_len);
+    pulsarc_err_t err = encode_payload_raw(out, cmd, m, mlen, payload, payload_len, copy_payload);
     if (m != stackbuf)
         free(m);
     return err;
+}
+
+pulsarc_err_t pc_frame_encode_payload(pc_buf_t *out, const pc_cmd_t *cmd,
+                                      const Pulsar__Proto__MessageMetadata *meta,
+                                      const void *payload, size_t payload_len) {
+    return encode_payload(out, cmd, meta, payload, payload_len, 1);
+}
+
+pulsarc_err_t pc_frame_encode_payload_head(pc_buf_t *out, const pc_cmd_t *cmd,
+                                           const Pulsar__Proto__MessageMetadata *meta,
+                                           const void *payload, size_t payload_len) {
+    return encode_payload(out, cmd, meta, payload, payload_len, 0);
 }

@@ -67,6 +67,14 @@ pulsarc_err_t pc_frame_encode(pc_buf_t *out, const pc_cmd_t *cmd);
 pulsarc_err_t pc_frame_encode_payload(pc_buf_t *out, const pc_cmd_t *cmd,
                                       const Pulsar__Proto__MessageMetadata *meta,
                                       const void *payload, size_t payload_len);
+/*
+ * The same frame without its payload's bytes: everything up to them, with
+ * the size and the CRC32C already counting them. The caller sends the
+ * payload right after (a producer sends it from the message's own buffer).
+ */
+pulsarc_err_t pc_frame_encode_payload_head(pc_buf_t *out, const pc_cmd_t *cmd,
+                                           const Pulsar__Proto__MessageMetadata *meta,
+                                           const void *payload, size_t payload_len);
 /* Same, with the metadata already serialised (resends, replay corpora). */
 pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
                                           const uint8_t *meta, size_t meta_len,

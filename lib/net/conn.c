@@ -24,6 +24,8 @@
  */
 #include "net/conn.h"
 
+#include "net/attach.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -74,13 +76,6 @@ typedef struct request {
     pc_timer_t timer;
 } request_t;
 
-typedef struct attached {
-    struct attached *next;
-    uint64_t id;
-    const pc_conn_handler_t *h;
-    void *obj;
-} attached_t;
-
 struct pc_conn {
     int refs;
     conn_state_t state;
@@ -109,9 +104,9 @@ struct pc_conn {
     int protocol_version;
     waiter_t *waiters;
     request_t *requests;
-    attached_t *producers, *consumers;
-    attached_t *watchers;     /* topic-list watchers, by watcher id */
-    int topic_watchers;       /* the broker announced supports_topic_watchers */
+    pc_attach_table_t producers, consumers; /* by id: 10,000 of each may share it */
+    pc_attach_table_t watchers;   /* topic-list watchers, by watcher id */
+    int topic_watchers;           /* the broker announced supports_topic_watchers */
     pc_auth_waiter_t auth_wait; /* parked while the provider fetches credentials */
     int auth_waiting;           /* 0, or what waits: AUTH_FOR_CONNECT / AUTH_FOR_CHALLENGE */
     uint64_t auth_gen;          /* generation of the credentials last sent */
@@ -136,6 +131,9 @@ static void conn_free(void *arg) {
     pc_buf_free(&c->rbuf);
     pc_arena_free(&c->arena);
     pc_buf_free(&c->wbuf);
+    pc_attach_free(&c->producers);
+    pc_attach_free(&c->consumers);
+    pc_attach_free(&c->watchers);
     if (c->addrs)
         freeaddrinfo(c->addrs);
     free(c->proxy_to);
@@ -186,11 +184,10 @@ static void fail_requests(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
     }
 }
 
-static void notify_attached(pc_conn_t *c, attached_t **list, pulsarc_err_t why) {
-    attached_t *a = *list;
-    *list = NULL;
+static void notify_attached(pc_conn_t *c, pc_attach_table_t *t, pulsarc_err_t why) {
+    pc_attached_t *a = pc_attach_take_all(t);
     while (a) {
-        attached_t *next = a->next;
+        pc_attached_t *next = a->next;
         a->h->on_closed(a->obj, c, why);
         free(a);
         a = next;
@@ -423,47 +420,18 @@ int pc_conn_fail_request(pc_conn_t *c, uint64_t id, pulsarc_err_t err, const cha
 
 /* ---------- attachments ---------- */
 
-static void attach(attached_t **list, uint64_t id, const pc_conn_handler_t *h, void *obj) {
-    attached_t *a = calloc(1, sizeof *a);
-    if (!a)
-        abort(); /* tiny; losing it would strand the producer silently */
-    a->id = id;
-    a->h = h;
-    a->obj = obj;
-    a->next = *list;
-    *list = a;
-}
-
-static void detach(attached_t **list, uint64_t id) {
-    for (attached_t **pp = list; *pp; pp = &(*pp)->next) {
-        if ((*pp)->id == id) {
-            attached_t *a = *pp;
-            *pp = a->next;
-            free(a);
-            return;
-        }
-    }
-}
-
-static attached_t *find_attached(attached_t *list, uint64_t id) {
-    for (; list; list = list->next)
-        if (list->id == id)
-            return list;
-    return NULL;
-}
-
 void pc_conn_attach_producer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj) {
-    attach(&c->producers, id, h, obj);
+    pc_attach_add(&c->producers, id, h, obj);
 }
 void pc_conn_attach_consumer(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj) {
-    attach(&c->consumers, id, h, obj);
+    pc_attach_add(&c->consumers, id, h, obj);
 }
-void pc_conn_detach_producer(pc_conn_t *c, uint64_t id) { detach(&c->producers, id); }
-void pc_conn_detach_consumer(pc_conn_t *c, uint64_t id) { detach(&c->consumers, id); }
+void pc_conn_detach_producer(pc_conn_t *c, uint64_t id) { pc_attach_remove(&c->producers, id); }
+void pc_conn_detach_consumer(pc_conn_t *c, uint64_t id) { pc_attach_remove(&c->consumers, id); }
 void pc_conn_attach_watcher(pc_conn_t *c, uint64_t id, const pc_conn_handler_t *h, void *obj) {
-    attach(&c->watchers, id, h, obj);
+    pc_attach_add(&c->watchers, id, h, obj);
 }
-void pc_conn_detach_watcher(pc_conn_t *c, uint64_t id) { detach(&c->watchers, id); }
+void pc_conn_detach_watcher(pc_conn_t *c, uint64_t id) { pc_attach_remove(&c->watchers, id); }
 int pc_conn_supports_topic_watchers(const pc_conn_t *c) { return c->topic_watchers; }
 
 /* ---------- handshake and keep-alive ---------- */
@@ -761,10 +729,15 @@ static int consumer_id_of(const pc_cmd_t *cmd, uint64_t *id) {
     }
 }
 
-static void dispatch_attached(pc_conn_t *c, attached_t *list, uint64_t id, const pc_frame_t *f) {
-    attached_t *a = find_attached(list, id);
-    if (a)
-        a->h->on_frame(a->obj, c, f);
+/* A consumer that got a frame is noted first: its frame handler may detach
+ * it (which also forgets the note), never another one. */
+static void dispatch_attached(pc_conn_t *c, pc_attach_table_t *t, uint64_t id, const pc_frame_t *f) {
+    pc_attached_t *a = pc_attach_find(t, id);
+    if (!a)
+        return;
+    if (a->h->on_input_done)
+        pc_attach_touch(t, a);
+    a->h->on_frame(a->obj, c, f);
 }
 
 /* PULSARC_DEBUG=frames traces every command received (names and ids only:
@@ -814,12 +787,12 @@ static void dispatch(pc_conn_t *c, const pc_frame_t *f) {
     } else if (reply_request_id(cmd, &id)) {
         dispatch_reply(c, f, id);
     } else if (producer_id_of(cmd, &id)) {
-        dispatch_attached(c, c->producers, id, f);
+        dispatch_attached(c, &c->producers, id, f);
     } else if (consumer_id_of(cmd, &id)) {
-        dispatch_attached(c, c->consumers, id, f);
+        dispatch_attached(c, &c->consumers, id, f);
     } else if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__WATCH_TOPIC_UPDATE) {
         /* a push for a watcher closed meanwhile (or never ours) is dropped */
-        dispatch_attached(c, c->watchers, cmd->watchtopicupdate->watcher_id, f);
+        dispatch_attached(c, &c->watchers, cmd->watchtopicupdate->watcher_id, f);
     }
     /* Other unsolicited commands (e.g. TOPIC_MIGRATED) are not used yet. */
 }
@@ -827,11 +800,10 @@ static void dispatch(pc_conn_t *c, const pc_frame_t *f) {
 /* ---------- reading ---------- */
 
 static void input_done(pc_conn_t *c) {
-    for (attached_t *a = c->consumers, *next; a; a = next) {
-        next = a->next; /* the callback may not detach others, but may detach itself */
-        if (a->h->on_input_done)
-            a->h->on_input_done(a->obj, c);
-    }
+    /* Only those that got a frame in this read: a walk over every consumer
+     * made each read cost as many steps as there were consumers. */
+    for (pc_attached_t *a; (a = pc_attach_pop_touched(&c->consumers)) != NULL;)
+        a->h->on_input_done(a->obj, c); /* it may detach itself, never another */
 }
 
 static void process_input(pc_conn_t *c) {

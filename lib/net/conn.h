@@ -47,7 +47,8 @@ typedef struct pc_conn_handler {
     void (*on_frame)(void *obj, pc_conn_t *conn, const pc_frame_t *frame);
     void (*on_closed)(void *obj, pc_conn_t *conn, pulsarc_err_t why);
     /* Optional: every frame of one read was dispatched (consumers hand
-     * what they decoded to the application once per read, not per frame). */
+     * what they decoded to the application once per read, not per frame).
+     * Called only for those that received a frame during that read. */
     void (*on_input_done)(void *obj, pc_conn_t *conn);
 } pc_conn_handler_t;
 

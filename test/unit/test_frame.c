@@ -394,6 +394,34 @@ START_TEST(test_encode_send_golden) {
 }
 END_TEST
 
+/* A frame's head, followed by the payload sent from elsewhere, is the same
+ * bytes as the whole frame: size and checksum count the payload already. */
+START_TEST(test_encode_send_head_then_payload) {
+    Pulsar__Proto__CommandSend s;
+    pc_cmd_t cmd;
+    send_cmd(&cmd, &s);
+    Pulsar__Proto__MessageMetadata m = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    m.producer_name = "p";
+    m.sequence_id = 7;
+    m.publish_time = 1000;
+    static const char big[] = "a payload long enough to span more than one word of the CRC loop";
+    const char *payloads[] = {PAYLOAD, big, "z"};
+    for (size_t i = 0; i < sizeof payloads / sizeof payloads[0]; i++) {
+        size_t n = strlen(payloads[i]);
+        pc_buf_t whole, head;
+        pc_buf_init(&whole, 0);
+        pc_buf_init(&head, 0);
+        ck_assert_int_eq(pc_frame_encode_payload(&whole, &cmd, &m, payloads[i], n), PULSARC_OK);
+        ck_assert_int_eq(pc_frame_encode_payload_head(&head, &cmd, &m, payloads[i], n), PULSARC_OK);
+        ck_assert_uint_eq(head.len + n, whole.len);
+        ck_assert_int_eq(pc_buf_append(&head, payloads[i], n), PULSARC_OK);
+        ck_assert_mem_eq(head.data, whole.data, whole.len);
+        pc_buf_free(&whole);
+        pc_buf_free(&head);
+    }
+}
+END_TEST
+
 /* The SEND command is written without protobuf-c's BaseCommand pack: its
  * bytes must still be exactly what protobuf-c writes, with every field of
  * CommandSend set to values that take multi-byte varints. */
@@ -981,6 +1009,7 @@ static Suite *frame_suite(void) {
     tcase_add_test(t, test_encode_connect_golden);
     tcase_add_test(t, test_encode_appends);
     tcase_add_test(t, test_encode_send_golden);
+    tcase_add_test(t, test_encode_send_head_then_payload);
     tcase_add_test(t, test_encode_send_matches_protobuf_c);
     tcase_add_test(t, test_encode_send_raw_empty_payload);
     suite_add_tcase(s, t);

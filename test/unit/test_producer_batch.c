@@ -266,6 +266,41 @@ START_TEST(test_message_metadata_fields) {
 }
 END_TEST
 
+/* A finished op goes back to its pool with its frame buffer, up to the
+ * pool's bound; a frame too big to keep is freed, its op too. */
+START_TEST(test_send_op_pool_reuse_and_bounds) {
+    pc_send_op_pool_t pool;
+    pc_send_op_pool_init(&pool, 2);
+    send_op_t *a = pc_send_op_new(&pool, 1, 1), *b = pc_send_op_new(&pool, 2, 3);
+    send_op_t *c = pc_send_op_new(&pool, 4, 4);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(pc_buf_append(&a->frame, "frame", 5), PULSARC_OK);
+    uint8_t *kept = a->frame.data;
+    ck_assert_int_eq(pc_buf_reserve(&b->frame, PC_SEND_OP_KEEP_BYTES + 1), PULSARC_OK);
+    pc_send_op_free(b); /* too big a frame: freed, not kept */
+    ck_assert_int_eq(pool.n, 0);
+    pc_send_op_free(a);
+    pc_send_op_free(c);
+    ck_assert_int_eq(pool.n, 2);
+    send_op_t *d = pc_send_op_new(&pool, 9, 10), *e = pc_send_op_new(&pool, 11, 11);
+    ck_assert(d->frame.data == kept || e->frame.data == kept); /* the buffer came back */
+    ck_assert_uint_eq(d->frame.len + e->frame.len, 0);
+    ck_assert(d->seq == 9 && d->highest_seq == 10 && !d->items && !d->tail && !d->batched);
+    ck_assert_int_eq(pool.n, 0);
+    send_op_t *f = pc_send_op_new(&pool, 12, 12); /* empty pool: a new one */
+    ck_assert_ptr_nonnull(f);
+    pc_send_op_free(d);
+    pc_send_op_free(e);
+    pc_send_op_free(f); /* past the bound: freed */
+    ck_assert_int_eq(pool.n, 2);
+    pc_send_op_pool_clear(&pool);
+    ck_assert_int_eq(pool.n, 0);
+    ck_assert_ptr_null(pool.free);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("producer-unit");
     TCase *t = tcase_create("router+batch");
@@ -278,6 +313,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_batch_record_bytes);
     tcase_add_test(t, test_plain_record_matches_protobuf_c);
     tcase_add_test(t, test_message_metadata_fields);
+    tcase_add_test(t, test_send_op_pool_reuse_and_bounds);
     suite_add_tcase(s, t);
     return s;
 }

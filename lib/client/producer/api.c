@@ -140,7 +140,7 @@ static pulsarc_err_t submit_in(pulsarc_producer_t *p, pulsarc_txn_t *txn, send_i
 static pulsarc_err_t send_and_wait(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsarc_msg_t *m,
                                    pulsarc_msgid_t *id) {
     pc_op_t w;
-    send_item_t *it = calloc(1, sizeof *it);
+    send_item_t *it = pc_item_get(p);
     if (!it)
         return PULSARC_ERR_NOMEM;
     pc_op_init(&w);
@@ -149,7 +149,7 @@ static pulsarc_err_t send_and_wait(pulsarc_producer_t *p, pulsarc_txn_t *txn, pu
     it->id_out = id;
     pulsarc_err_t err = submit_in(p, txn, it);
     if (err)
-        free(it);
+        pc_item_put(it);
     else
         err = pc_op_wait(&w, NULL, 0);
     pc_op_destroy(&w);
@@ -196,7 +196,7 @@ static pulsarc_err_t send_async(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsa
                                 pulsarc_send_cb cb, void *opaque) {
     if (!msg)
         return PULSARC_ERR_INVALID_ARG;
-    send_item_t *it = p ? calloc(1, sizeof *it) : NULL;
+    send_item_t *it = p ? pc_item_get(p) : NULL;
     pulsarc_err_t err = !p ? PULSARC_ERR_INVALID_ARG : !it ? PULSARC_ERR_NOMEM : PULSARC_OK;
     if (!err && p->icpts && !(err = pc_producer_icpts_wrap(p->icpts, &cb, &opaque)))
         pc_producer_icpts_before_send(p->icpts, p, msg); /* on_send_ack now runs exactly once */
@@ -208,7 +208,8 @@ static pulsarc_err_t send_async(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsa
         err = submit_in(p, txn, it);
     }
     if (err) { /* the callback still runs exactly once, here */
-        free(it);
+        if (it)
+            pc_item_put(it);
         if (cb)
             cb(p, err, NULL, msg, opaque);
         pulsarc_msg_destroy(msg);

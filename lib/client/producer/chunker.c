@@ -27,7 +27,7 @@ static size_t chunk_room(const pc_entry_conf_t *f, Pulsar__Proto__MessageMetadat
 static send_op_t *chunk_op(const pc_entry_conf_t *f, const send_item_t *it,
                            const Pulsar__Proto__MessageMetadata *md, const uint8_t *data,
                            size_t len) {
-    send_op_t *op = pc_send_op_new(it->seq, it->seq);
+    send_op_t *op = pc_send_op_new(f->op_pool, it->seq, it->seq);
     if (!op)
         return NULL;
     if (pc_send_op_frame(f, op, md, data, len, 0, 1) != PULSARC_OK) {

@@ -3,9 +3,13 @@
  * application thread that creates it: the handle's setup (name, topic,
  * reference count, ops) and the configuration, read and checked before
  * anything is created so that a bad option fails the same way whatever
- * the topic's kind.
+ * the topic's kind. Also the handle's pool of send items (any thread,
+ * under the pool's own leaf lock): a message sent through the handle takes
+ * its item there and the thread that completes it gives it back.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "client/producer/producer_int.h"
 #include "core/err.h"
@@ -19,6 +23,54 @@ void pc_producer_base_init(pulsarc_producer_t *p, const pc_producer_ops_t *ops,
     p->topic = *topic;
     snprintf(p->name, sizeof p->name, "%s", pc_conf_str(conf, PC_PROP_PRODUCER_NAME));
     p->user_named = p->name[0] != '\0';
+    pthread_mutex_init(&p->items.lock, NULL);
+    p->items.free = NULL;
+    p->items.n = 0;
+    p->items.max = (int)pc_conf_int(conf, PC_PROP_MAX_PENDING_MESSAGES);
+}
+
+void pc_producer_base_clear(pulsarc_producer_t *p) {
+    for (send_item_t *it = p->items.free, *next; it; it = next) {
+        next = it->next;
+        free(it);
+    }
+    p->items.free = NULL;
+    p->items.n = 0;
+    pthread_mutex_destroy(&p->items.lock);
+}
+
+send_item_t *pc_item_get(pulsarc_producer_t *p) {
+    pc_item_pool_t *pool = &p->items;
+    pthread_mutex_lock(&pool->lock);
+    send_item_t *it = pool->free;
+    if (it) {
+        pool->free = it->next;
+        pool->n--;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (it)
+        memset(it, 0, sizeof *it);
+    else if ((it = calloc(1, sizeof *it)) == NULL)
+        return NULL;
+    it->pool = pool;
+    return it;
+}
+
+void pc_item_put(send_item_t *it) {
+    pc_item_pool_t *pool = it->pool;
+    if (pool) {
+        pthread_mutex_lock(&pool->lock);
+        int kept = pool->n < pool->max;
+        if (kept) {
+            it->next = pool->free;
+            pool->free = it;
+            pool->n++;
+        }
+        pthread_mutex_unlock(&pool->lock);
+        if (kept)
+            return;
+    }
+    free(it);
 }
 
 static void read_settings(pc_producer_settings_t *s, const pulsarc_conf_t *conf) {

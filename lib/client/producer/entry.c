@@ -78,8 +78,12 @@ static pulsarc_err_t frame_single(const pc_entry_conf_t *f, send_item_t *it,
         return pc_chunk_entry(f, it, md, data, len, ops, e, el);
     if (len > f->max_size)
         return too_big(f, len, e, el);
-    send_op_t *op = pc_send_op_new(it->seq, it->seq);
-    pulsarc_err_t err = op ? pc_send_op_frame(f, op, md, data, len, 0, 0) : PULSARC_ERR_NOMEM;
+    send_op_t *op = pc_send_op_new(f->op_pool, it->seq, it->seq);
+    /* Sent from the message's own bytes when they go out unchanged. */
+    int borrow = data == it->msg->data && !f->encryptor && len > 0;
+    pulsarc_err_t err = !op       ? PULSARC_ERR_NOMEM
+                        : borrow ? pc_send_op_frame_borrowed(f, op, md, data, len)
+                                 : pc_send_op_frame(f, op, md, data, len, 0, 0);
     if (err) {
         if (op)
             pc_send_op_free(op);
@@ -163,7 +167,7 @@ pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send
     pc_buf_init(&z, 0);
     const uint8_t *data;
     size_t len;
-    send_op_t *op = pc_send_op_new(lo, hi);
+    send_op_t *op = pc_send_op_new(f->op_pool, lo, hi);
     pulsarc_err_t err = op ? pc_batch_serialize(g, &raw) : PULSARC_ERR_NOMEM;
     if (!err)
         err = compress(f, &md, raw.data, raw.len, &z, &data, &len);

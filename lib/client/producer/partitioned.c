@@ -185,6 +185,7 @@ static void pp_release(pulsarc_producer_t *bp) {
 static void pp_free(pulsarc_producer_t *bp) {
     pc_partitioned_producer_t *pp = PP(bp);
     pthread_mutex_destroy(&pp->lock);
+    pc_producer_base_clear(&pp->base);
     free(pp->parts);
     free(pp);
 }

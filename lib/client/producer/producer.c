@@ -77,6 +77,7 @@ typedef struct pc_topic_producer {
     struct pc_encryptor *encryptor; /* end-to-end encryption (lib/crypto), or NULL; io thread */
     int64_t last_seq_acked;
     pc_producer_stats_acc_t stats;
+    pc_send_op_pool_t op_pool;  /* io thread */
 } pc_topic_producer_t;
 
 /* Every pulsarc_producer_t this file receives is the base of one of its own. */
@@ -100,6 +101,8 @@ static void tp_free(pulsarc_producer_t *bp) {
     pc_op_destroy(&p->create_w);
     pc_schema_clear(&p->schema);
     pc_encryptor_free(p->encryptor);
+    pc_send_op_pool_clear(&p->op_pool);
+    pc_producer_base_clear(&p->base);
     free(p);
     if (owner)
         pc_producer_unref(owner);
@@ -114,7 +117,7 @@ static int64_t tp_last_sequence_id(pulsarc_producer_t *bp) {
 }
 
 /* What entry.c and chunker.c need to frame the next entry (io thread). */
-static void entry_conf(const pc_topic_producer_t *p, pc_entry_conf_t *f) {
+static void entry_conf(pc_topic_producer_t *p, pc_entry_conf_t *f) {
     size_t max = p->h.conn ? pc_conn_max_message_size(p->h.conn) : PC_DEFAULT_MAX_MESSAGE_SIZE;
     f->producer_id = p->id;
     f->producer_name = p->base.name;
@@ -125,6 +128,7 @@ static void entry_conf(const pc_topic_producer_t *p, pc_entry_conf_t *f) {
     f->max_size = max;
     f->chunk_limit = p->cfg.chunk_max > 0 && (size_t)p->cfg.chunk_max < max ? (size_t)p->cfg.chunk_max : max;
     f->encryptor = p->encryptor;
+    f->op_pool = &p->op_pool;
 }
 
 /* ---------- completing items ---------- */
@@ -146,7 +150,7 @@ static void run_send_result(pc_cb_item_t *ci) {
     pulsarc_producer_t *shown = p->owner ? p->owner : &p->base;
     it->cb(shown, it->err, it->err ? NULL : &it->id, it->msg, it->opaque);
     pulsarc_msg_destroy(it->msg);
-    free(it);
+    pc_item_put(it);
     if (atomic_fetch_sub(&p->callbacks_queued, 1) == 1) {
         pthread_mutex_lock(&p->lock); /* a close may wait for its last callback */
         pthread_cond_broadcast(&p->cond);
@@ -252,7 +256,7 @@ static void report_item(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t e
     }
     if (it->txn) /* after the outcome is out: a commit waiting on it may now proceed */
         pc_txn_op_end(it->txn, err);
-    free(it);
+    pc_item_put(it);
 }
 
 /*
@@ -361,7 +365,7 @@ static void queue_ops(pc_topic_producer_t *p, send_op_t *op) {
             p->head = op;
         p->tail = op;
         if (p->h.state == PC_H_READY)
-            pc_conn_send_raw(p->h.conn, op->frame.data, op->frame.len);
+            pc_send_op_write(op, p->h.conn);
         op = next;
     }
     arm_send_timer(p);
@@ -645,7 +649,7 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
         pthread_mutex_unlock(&p->lock);
     }
     for (send_op_t *op = p->head; op; op = op->next)
-        pc_conn_send_raw(conn, op->frame.data, op->frame.len);
+        pc_send_op_write(op, conn);
     finish_create(p, PULSARC_OK, NULL);
 }
 
@@ -820,6 +824,7 @@ static void apply_settings(pc_topic_producer_t *p, const pc_producer_settings_t 
         p->seeded = 1;
     }
     pc_batcher_init(&p->batcher, s->key_based_batches, s->batch_max_msgs, s->batch_max_bytes);
+    pc_send_op_pool_init(&p->op_pool, s->max_pending);
 }
 
 static const pc_producer_ops_t topic_producer_ops;

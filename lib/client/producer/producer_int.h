@@ -31,10 +31,13 @@
 #include "client/schema.h"
 #include "core/codec.h"
 
+struct pc_item_pool;
+
 typedef struct send_item {
     /* In exactly one list at a time: the hand-off queue, then an open batch
-     * group or the op that carries it. */
+     * group or the op that carries it; then its pool's free list. */
     struct send_item *next;
+    struct pc_item_pool *pool; /* where it goes back when done (common.c) */
     pulsarc_msg_t *msg;        /* owned when owns_msg */
     int owns_msg;
     pulsarc_send_cb cb;
@@ -53,15 +56,47 @@ typedef struct send_item {
     void *reporter;            /* the producer whose callback count it holds */
 } send_item_t;
 
+struct pc_send_op_pool;
+
 typedef struct send_op {
     struct send_op *next;
+    struct pc_send_op_pool *pool; /* where it goes back when done, or NULL */
     int64_t seq, highest_seq;  /* receipts may echo either (docs/PROTOCOL.md §4.3) */
-    pc_buf_t frame;            /* the SEND frame, resent byte for byte */
+    pc_buf_t frame;            /* the SEND frame, resent byte for byte: all of it, or */
+    const uint8_t *tail;       /* its head only, when the payload is sent from here: */
+    size_t tail_len;           /* the message's own bytes, alive until its items complete */
     send_item_t *items;        /* completed by this op's receipt; NULL on a non-final chunk */
     int nitems;
     int batched;               /* ids carry batch index and size */
     int64_t deadline_ms;
 } send_op_t;
+
+/*
+ * Items a handle has finished with, kept for its next sends so that a
+ * message costs no allocation of its own: taken by application threads,
+ * given back by whichever thread completed the item (io or callback), so
+ * under a leaf lock of its own. Holds at most max items, the most that can
+ * be pending on it at once (maxPendingMessages).
+ */
+typedef struct pc_item_pool {
+    pthread_mutex_t lock;
+    send_item_t *free;
+    int n, max;
+} pc_item_pool_t;
+
+/*
+ * Ops (SEND frames) a producer has finished with, each keeping its frame
+ * buffer for the next frame. Io thread only. At most max ops (the pending
+ * bound), and a frame bigger than PC_SEND_OP_KEEP_BYTES is freed rather
+ * than kept, so a pool holds no more than a few small frames' worth per
+ * pending slot.
+ */
+typedef struct pc_send_op_pool {
+    send_op_t *free;
+    int n, max;
+} pc_send_op_pool_t;
+
+#define PC_SEND_OP_KEEP_BYTES 4096
 
 /* Open batches, io thread only (batch.c). */
 typedef struct pc_batch_group {
@@ -153,6 +188,7 @@ struct pulsarc_producer_s {
     int user_named;
     pc_send_hists_t send_hists; /* send durations; a partition's go to its owner's */
     struct pc_producer_icpts *icpts; /* the user handle's interceptors (api.c), or NULL */
+    pc_item_pool_t items;       /* the items of messages sent through this handle */
 };
 
 static inline void pc_producer_ref(pulsarc_producer_t *p) { atomic_fetch_add(&p->refs, 1); }
@@ -166,6 +202,12 @@ static inline void pc_producer_unref(pulsarc_producer_t *p) {
 void pc_producer_base_init(pulsarc_producer_t *p, const pc_producer_ops_t *ops,
                            pulsarc_client_t *c, const pc_topic_t *topic,
                            const pulsarc_conf_t *conf);
+/* Frees what the handle's item pool holds (its kind's free calls it). */
+void pc_producer_base_clear(pulsarc_producer_t *p);
+/* A zeroed item from p's pool (or a new one), NULL without memory; any thread. */
+send_item_t *pc_item_get(pulsarc_producer_t *p);
+/* Gives it back to its pool, or frees it when the pool is full; any thread. */
+void pc_item_put(send_item_t *it);
 /* Reads and checks conf for a producer on topic (schema included). */
 pulsarc_err_t pc_producer_settings_read(pc_producer_settings_t *s, const pulsarc_conf_t *conf,
                                         const pc_topic_t *topic, char *errstr, size_t errlen);
@@ -211,6 +253,7 @@ typedef struct pc_entry_conf {
     size_t max_size;           /* the broker's maxMessageSize */
     size_t chunk_limit;        /* chunkMaxMessageSize, at most max_size */
     struct pc_encryptor *encryptor; /* end-to-end encryption (lib/crypto), or NULL */
+    pc_send_op_pool_t *op_pool;     /* where the ops come from (the producer's) */
 } pc_entry_conf_t;
 
 /* entry.c: each returns a list of ops (more than one when chunked). */
@@ -220,12 +263,23 @@ pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send
                              char *errstr, size_t errlen);
 
 /* send_op.c */
-send_op_t *pc_send_op_new(int64_t seq, int64_t highest_seq);
+void pc_send_op_pool_init(pc_send_op_pool_t *pool, int max);
+void pc_send_op_pool_clear(pc_send_op_pool_t *pool);
+/* An empty op from pool (NULL: none) or a new one; NULL without memory. */
+send_op_t *pc_send_op_new(pc_send_op_pool_t *pool, int64_t seq, int64_t highest_seq);
 /* Frames one SEND with meta and payload into op->frame. */
 pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
                                const Pulsar__Proto__MessageMetadata *md, const void *payload,
                                size_t len, int num_messages, int is_chunk);
+/* Back to the pool it came from, or freed. */
 void pc_send_op_free(send_op_t *op);
+/* Frames one SEND whose payload stays in its message (uncompressed, not
+ * encrypted, one message): only the head is copied into op->frame. */
+pulsarc_err_t pc_send_op_frame_borrowed(const pc_entry_conf_t *f, send_op_t *op,
+                                        const Pulsar__Proto__MessageMetadata *md,
+                                        const uint8_t *payload, size_t len);
+/* Queues the op's frame on conn (head and borrowed payload). */
+void pc_send_op_write(const send_op_t *op, struct pc_conn *conn);
 
 /* chunker.c */
 pulsarc_err_t pc_chunk_entry(const pc_entry_conf_t *f, send_item_t *it,

@@ -2,31 +2,72 @@
  * Design notes: one SEND frame in flight (an op): allocating it, encoding
  * its frame once (kept byte for byte for resends), freeing it. Shared by
  * entry.c and chunker.c so framing reads top-down: entry -> chunker ->
- * send_op. Io thread only.
+ * send_op. An uncompressed, unencrypted single message is not copied into
+ * the op: its frame holds the head, and the payload goes to the connection
+ * from the message itself (one copy fewer on the way to the socket; the
+ * message lives until the op completes it). A finished op goes back to its producer's pool with its frame
+ * buffer, so an unbatched message costs neither an op nor a frame
+ * allocation once the pool has filled. Io thread only.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "client/producer/producer_int.h"
 #include "crypto/crypto.h"
+#include "net/conn.h"
 
-send_op_t *pc_send_op_new(int64_t seq, int64_t highest_seq) {
-    send_op_t *op = calloc(1, sizeof *op);
-    if (op) {
-        op->seq = seq;
-        op->highest_seq = highest_seq;
-        pc_buf_init(&op->frame, 0);
+void pc_send_op_pool_init(pc_send_op_pool_t *pool, int max) {
+    pool->free = NULL;
+    pool->n = 0;
+    pool->max = max > 0 ? max : 0;
+}
+
+void pc_send_op_pool_clear(pc_send_op_pool_t *pool) {
+    while (pool->free) {
+        send_op_t *op = pool->free;
+        pool->free = op->next;
+        pc_buf_free(&op->frame);
+        free(op);
     }
+    pool->n = 0;
+}
+
+send_op_t *pc_send_op_new(pc_send_op_pool_t *pool, int64_t seq, int64_t highest_seq) {
+    send_op_t *op = pool ? pool->free : NULL;
+    if (op) {
+        pool->free = op->next;
+        pool->n--;
+        pc_buf_t frame = op->frame; /* its bytes are reused, its length starts over */
+        memset(op, 0, sizeof *op);
+        op->frame = frame;
+        op->frame.len = 0;
+    } else if ((op = calloc(1, sizeof *op)) != NULL) {
+        pc_buf_init(&op->frame, 0);
+    } else {
+        return NULL;
+    }
+    op->pool = pool;
+    op->seq = seq;
+    op->highest_seq = highest_seq;
     return op;
 }
 
 void pc_send_op_free(send_op_t *op) {
+    pc_send_op_pool_t *pool = op->pool;
+    if (pool && pool->n < pool->max && op->frame.cap <= PC_SEND_OP_KEEP_BYTES) {
+        op->items = NULL;
+        op->next = pool->free;
+        pool->free = op;
+        pool->n++;
+        return;
+    }
     pc_buf_free(&op->frame);
     free(op);
 }
 
-pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
-                               const Pulsar__Proto__MessageMetadata *md, const void *payload,
-                               size_t len, int num_messages, int is_chunk) {
+static void send_cmd(const pc_entry_conf_t *f, const send_op_t *op,
+                     const Pulsar__Proto__MessageMetadata *md, int num_messages, int is_chunk,
+                     Pulsar__Proto__CommandSend *out) {
     Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
     send.producer_id = f->producer_id;
     send.sequence_id = (uint64_t)op->seq;
@@ -39,6 +80,14 @@ pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
     send.txnid_most_bits = md->txnid_most_bits;
     send.has_txnid_least_bits = md->has_txnid_least_bits;
     send.txnid_least_bits = md->txnid_least_bits;
+    *out = send;
+}
+
+pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
+                               const Pulsar__Proto__MessageMetadata *md, const void *payload,
+                               size_t len, int num_messages, int is_chunk) {
+    Pulsar__Proto__CommandSend send;
+    send_cmd(f, op, md, num_messages, is_chunk, &send);
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
     cmd.send = &send;
@@ -48,4 +97,30 @@ pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
     const uint8_t *data = payload;
     pulsarc_err_t err = pc_encryptor_seal(f->encryptor, &emd, &data, &len, NULL, 0);
     return err ? err : pc_frame_encode_payload(&op->frame, &cmd, &emd, data, len);
+}
+
+pulsarc_err_t pc_send_op_frame_borrowed(const pc_entry_conf_t *f, send_op_t *op,
+                                        const Pulsar__Proto__MessageMetadata *md,
+                                        const uint8_t *payload, size_t len) {
+    Pulsar__Proto__CommandSend send;
+    send_cmd(f, op, md, 0, 0, &send);
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
+    cmd.send = &send;
+    pulsarc_err_t err = pc_frame_encode_payload_head(&op->frame, &cmd, md, payload, len);
+    if (!err) {
+        op->tail = payload;
+        op->tail_len = len;
+    }
+    return err;
+}
+
+void pc_send_op_write(const send_op_t *op, pc_conn_t *conn) {
+    if (pc_conn_send_raw(conn, op->frame.data, op->frame.len) != PULSARC_OK || !op->tail_len)
+        return;
+    /* Straight after its head: nothing else is queued in between. A head
+     * queued without its payload would garble the stream: the connection
+     * goes, and the producer resends on the next one. */
+    if (pc_conn_send_raw(conn, op->tail, op->tail_len) == PULSARC_ERR_NOMEM)
+        pc_conn_close(conn, PULSARC_ERR_NOMEM, "out of memory queueing a message for the broker");
 }
