@@ -145,18 +145,21 @@ static void finish(pc_rx_result_t *r, pc_buf_t *b) {
 }
 
 START_TEST(test_plain_batch) {
-    rec_t recs[] = {{"a", 1, 0, 0, 0, 0}, {"bb", 2, 0, 0, 0, 0}, {"", 3, 0, 0, 0, 0},
-                    {"dddd", 300000, 0, 0, 0, 0}, {"e", -1, 0, 0, 0, 0}};
-    int n = 5;
+    /* sequence ids of one to six varint bytes, and none */
+    rec_t recs[] = {{"a", 1, 0, 0, 0, 0},          {"bb", 200, 0, 0, 0, 0},
+                    {"", 3, 0, 0, 0, 0},           {"dddd", 300000, 0, 0, 0, 0},
+                    {"e", -1, 0, 0, 0, 0},         {"f", 100000000, 0, 0, 0, 0},
+                    {"g", 1099511627776, 0, 0, 0, 0}};
+    int n = 7;
     pc_buf_t b = batch(recs, n);
     pc_rx_result_t r;
     decode(&b, n, NULL, 0, NULL, &r);
     ck_assert_int_eq(r.validation_error, -1);
-    ck_assert_uint_eq(r.n, 5);
-    ck_assert_uint_eq(r.permits, 5);
+    ck_assert_uint_eq(r.n, 7);
+    ck_assert_uint_eq(r.permits, 7);
     for (int i = 0; i < n; i++)
         expect_msg(&r, (size_t)i, recs, i, n);
-    ck_assert_ptr_eq(r.last, nth(&r, 4));
+    ck_assert_ptr_eq(r.last, nth(&r, 6));
     ck_assert_ptr_null(r.last->next);
     finish(&r, &b);
 }
@@ -236,6 +239,13 @@ START_TEST(test_truncated_and_lying_batches) {
     const uint8_t lie[] = {0, 0, 0, 4, 0x18, 0xe8, 0x07, 0x40, 1, 'x'}; /* size 1000, seq 1 */
     ck_assert_int_eq(pc_buf_append(&big, lie, sizeof lie - 1), PULSARC_OK);
     ck_assert_int_eq(pc_buf_append(&big, lie + 9, 1), PULSARC_OK);
+    decode(&big, 1, NULL, 0, NULL, &r);
+    ck_assert_int_eq(r.validation_error,
+                     PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__BatchDeSerializeError);
+    /* a sequence id whose varint runs on past its record into the payload */
+    const uint8_t overrun[] = {0, 0, 0, 4, 0x18, 0x01, 0x40, 0x85, 0x01, 0x01, 0x01, 0x01};
+    big.len = 0;
+    ck_assert_int_eq(pc_buf_append(&big, overrun, sizeof overrun), PULSARC_OK);
     decode(&big, 1, NULL, 0, NULL, &r);
     ck_assert_int_eq(r.validation_error,
                      PULSAR__PROTO__COMMAND_ACK__VALIDATION_ERROR__BatchDeSerializeError);

@@ -346,6 +346,30 @@ static void batch_finish(pc_entry_t *e, pc_rx_result_t *r, pulsarc_msg_t *last, 
 }
 
 /*
+ * pc_pb_varint with three-byte values inline too: a producer's sequence
+ * ids need three bytes after its first 16384 messages.
+ */
+static inline int rec_varint(const uint8_t **pp, const uint8_t *lim, uint64_t *v) {
+    const uint8_t *p = *pp;
+    if (p < lim && p[0] < 0x80) {
+        *v = p[0];
+        *pp = p + 1;
+        return 0;
+    }
+    if (lim - p >= 2 && p[1] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
+        return 0;
+    }
+    if (lim - p >= 3 && p[2] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 | (uint64_t)p[2] << 14;
+        *pp = p + 3;
+        return 0;
+    }
+    return pc_pb_varint_slow(pp, lim, v);
+}
+
+/*
  * The record every producer writes: payload_size, then maybe sequence_id,
  * nothing else. Read into locals (no smm_t in memory) for the per-message
  * loop; 0 when the record is anything else, which parse_smm then reads.
@@ -356,7 +380,7 @@ static inline int plain_record(const uint8_t *q, const uint8_t *rend, uint64_t *
         return 0;
     *flags = SM_SIZE;
     if (q < rend && *q == 0x40) {
-        if (pc_pb_varint((++q, &q), rend, seq))
+        if (rec_varint((++q, &q), rend, seq))
             return 0;
         *flags = SM_SIZE | SM_SEQ;
     }
