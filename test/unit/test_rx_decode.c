@@ -2,8 +2,8 @@
  * The consumer's entry decode (client/consumer/rx_decode.c) on batches
  * built with protobuf-c: plain records (the per-message fast path), records
  * with keys, properties and flags (the general path) mixed with plain ones,
- * ack_set and start-position filtering, compacted records, and truncated or
- * lying batches. Every message is read through the public getters and
+ * ack_set and start-position filtering, compacted records, truncated or
+ * lying batches, and an unbatched entry. Every message is read through the public getters and
  * destroyed, so ASan and valgrind see the entry's references balance.
  */
 #include <stdio.h>
@@ -259,6 +259,68 @@ START_TEST(test_truncated_and_lying_batches) {
 }
 END_TEST
 
+/* An unbatched entry: the message is built in its slot from MessageMetadata. */
+START_TEST(test_single_entry) {
+    Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    Pulsar__Proto__KeyValue kv = PULSAR__PROTO__KEY_VALUE__INIT;
+    Pulsar__Proto__KeyValue *kvs[1] = {&kv};
+    kv.key = "region";
+    kv.value = "north";
+    md.producer_name = "solo";
+    md.sequence_id = 41;
+    md.publish_time = 1700000000001ull;
+    md.partition_key = "the-key";
+    md.has_event_time = 1;
+    md.event_time = 555;
+    md.n_properties = 1;
+    md.properties = kvs;
+    uint8_t meta[256];
+    size_t meta_len = pulsar__proto__message_metadata__pack(&md, meta);
+    Pulsar__Proto__MessageIdData mid = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    mid.ledgerid = LEDGER;
+    mid.entryid = ENTRY;
+    Pulsar__Proto__CommandMessage cm = PULSAR__PROTO__COMMAND_MESSAGE__INIT;
+    cm.message_id = &mid;
+    cm.has_redelivery_count = 1;
+    cm.redelivery_count = 2;
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE;
+    cmd.message = &cm;
+    pc_frame_t f = {.cmd = &cmd, .has_payload = 1, .checksum_ok = 1, .meta = meta,
+                    .meta_len = meta_len, .payload = (const uint8_t *)"hello", .payload_len = 5};
+    pc_rx_opts_t o = {.partition = -1, .skip_upto = NULL};
+    pc_rx_result_t r;
+    pc_rx_decode(pool(), &f, &o, &r);
+    ck_assert_int_eq(r.validation_error, -1);
+    ck_assert_uint_eq(r.n, 1);
+    ck_assert_uint_eq(r.permits, 1);
+    const pulsarc_msg_t *m = r.first;
+    ck_assert_ptr_eq(m, r.last);
+    pulsarc_msgid_t id = pulsarc_msg_id(m);
+    ck_assert_int_eq(id.ledger_id, LEDGER);
+    ck_assert_int_eq(id.entry_id, ENTRY);
+    ck_assert_int_eq(id.partition, -1);
+    ck_assert_int_eq(id.batch_index, -1);
+    ck_assert_uint_eq(pulsarc_msg_len(m), 5);
+    ck_assert(memcmp(pulsarc_msg_payload(m), "hello", 5) == 0);
+    ck_assert_str_eq(pulsarc_msg_key(m), "the-key");
+    ck_assert_str_eq(pulsarc_msg_property(m, "region"), "north");
+    ck_assert_int_eq(pulsarc_msg_sequence_id(m), 41);
+    ck_assert_uint_eq(pulsarc_msg_event_time(m), 555);
+    ck_assert_uint_eq(pulsarc_msg_redelivery_count(m), 2);
+    ck_assert_str_eq(pulsarc_msg_producer_name(m), "solo");
+    pc_rx_result_discard(&r);
+    /* at or before the start position: nothing, and its permit still counted */
+    pulsarc_msgid_t upto = {LEDGER, ENTRY, -1, -1, 0};
+    o.skip_upto = &upto;
+    pc_rx_decode(pool(), &f, &o, &r);
+    ck_assert_int_eq(r.validation_error, -1);
+    ck_assert_uint_eq(r.n, 0);
+    ck_assert_ptr_null(r.first);
+    ck_assert_uint_eq(r.permits, 1);
+}
+END_TEST
+
 static Suite *rx_decode_suite(void) {
     Suite *s = suite_create("rx-decode");
     TCase *tc = tcase_create("batch");
@@ -266,6 +328,7 @@ static Suite *rx_decode_suite(void) {
     tcase_add_test(tc, test_mixed_records);
     tcase_add_test(tc, test_filters);
     tcase_add_test(tc, test_truncated_and_lying_batches);
+    tcase_add_test(tc, test_single_entry);
     suite_add_tcase(s, tc);
     return s;
 }

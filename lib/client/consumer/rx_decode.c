@@ -332,13 +332,18 @@ static uint32_t entry_permits(const Pulsar__Proto__MessageMetadata *md, size_t p
     return (uint32_t)at_most((size_t)md->num_messages_in_batch, records_fit(bytes));
 }
 
+/* n views of e made: a reference each (e is private to this thread still). */
+static void ref_views(pc_entry_t *e, size_t n) {
+    atomic_store_explicit(&e->refs, atomic_load_explicit(&e->refs, memory_order_relaxed) + (int)n,
+                          memory_order_relaxed);
+}
+
 /*
  * The messages made so far become the result: one reference on e each,
  * added at once (e is still private to this thread), and the list ends.
  */
 static void batch_finish(pc_entry_t *e, pc_rx_result_t *r, pulsarc_msg_t *last, size_t made) {
-    atomic_store_explicit(&e->refs, atomic_load_explicit(&e->refs, memory_order_relaxed) + (int)made,
-                          memory_order_relaxed);
+    ref_views(e, made);
     if (last)
         last->next = NULL;
     r->last = last;
@@ -508,9 +513,13 @@ static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
                           o->partition, -1, 0};
     if (skip_id(o, &id))
         return;
-    pulsarc_msg_t t;
-    entry_template(e, md, cm, o->partition, &t);
-    pulsarc_msg_t *m = pc_entry_reserve_msgs(e, 1) ? NULL : pc_rxmsg_get(e, &t);
+    pulsarc_msg_t *m = NULL;
+    if (!pc_entry_reserve_msgs(e, 1)) { /* built in its slot: no template to copy */
+        m = &e->msgs[e->nmsgs++];
+        entry_template(e, md, cm, o->partition, m);
+        m->entry = e;
+        ref_views(e, 1);
+    }
     if (!m || fill_from_md(e, m, md)) {
         if (m)
             pulsarc_msg_destroy(m);
