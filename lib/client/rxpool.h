@@ -59,21 +59,10 @@ void pc_entry_unref(pc_entry_t *e);
  */
 int pc_entry_reserve_msgs(pc_entry_t *e, size_t n);
 /*
- * The next view of e, a copy of tmpl, holding a reference on e; NULL when
- * the reserved room is used up. Only the thread building e calls this,
- * before e's messages are handed to anyone.
+ * The views are the slots e->msgs[0 .. nmsgs), filled in order by the
+ * thread building e (client/consumer/rx_decode.c) before e's messages are
+ * handed to anyone, each holding one reference on e.
  */
-static inline pulsarc_msg_t *pc_rxmsg_get(pc_entry_t *e, const pulsarc_msg_t *tmpl) {
-    if (e->nmsgs == e->capmsgs)
-        return NULL;
-    pulsarc_msg_t *m = &e->msgs[e->nmsgs++];
-    *m = *tmpl;
-    m->entry = e;
-    /* e is still private to the building thread: no locked add needed. */
-    atomic_store_explicit(&e->refs, atomic_load_explicit(&e->refs, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    return m;
-}
 /* Drops a view (pulsarc_msg_destroy calls this); the last one recycles e. */
 void pc_rxmsg_put(pulsarc_msg_t *m);
 #endif

@@ -30,6 +30,7 @@ static int crc_hw;
 /* Three-stream blocks: long ones for entries, short ones for small frames. */
 #define CRC_LONG 4096
 #define CRC_SHORT 256
+_Static_assert(CRC_LONG % 32 == 0 && CRC_SHORT % 32 == 0, "crc_hw_3way steps 32 bytes a stream");
 static uint32_t crc_shift_long[4][256], crc_shift_short[4][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
@@ -122,10 +123,21 @@ __attribute__((target("sse4.2"))) static size_t crc_hw_3way(uint64_t *cp, const 
     for (; len - done >= 3 * blk; done += 3 * blk) {
         const uint8_t *a = p + done, *b = a + blk, *d = b + blk;
         uint64_t c1 = 0, c2 = 0;
-        for (size_t i = 0; i < blk; i += 8) {
+        /* Four words a stream per step (blk is a multiple of 32): the loop's
+         * own count and branch were as many instructions as the crc32s. */
+        for (size_t i = 0; i < blk; i += 32) {
             c = _mm_crc32_u64(c, rd64(a + i));
             c1 = _mm_crc32_u64(c1, rd64(b + i));
             c2 = _mm_crc32_u64(c2, rd64(d + i));
+            c = _mm_crc32_u64(c, rd64(a + i + 8));
+            c1 = _mm_crc32_u64(c1, rd64(b + i + 8));
+            c2 = _mm_crc32_u64(c2, rd64(d + i + 8));
+            c = _mm_crc32_u64(c, rd64(a + i + 16));
+            c1 = _mm_crc32_u64(c1, rd64(b + i + 16));
+            c2 = _mm_crc32_u64(c2, rd64(d + i + 16));
+            c = _mm_crc32_u64(c, rd64(a + i + 24));
+            c1 = _mm_crc32_u64(c1, rd64(b + i + 24));
+            c2 = _mm_crc32_u64(c2, rd64(d + i + 24));
         }
         c = crc_shift(shift, crc_shift(shift, (uint32_t)c) ^ (uint32_t)c1) ^ (uint32_t)c2;
     }

@@ -443,6 +443,13 @@ int pc_ack_is_acked(const pc_ack_tracker_t *t, const pulsarc_msgid_t *id) {
            batch_bit_cleared(t, id);
 }
 
+int pc_ack_entry_untouched(const pc_ack_tracker_t *t, int64_t ledger, int64_t entry) {
+    const pulsarc_msgid_t *c = &t->cum_acked;
+    int cum_before = !t->has_cum_acked || c->ledger_id < ledger ||
+                     (c->ledger_id == ledger && c->entry_id < entry);
+    return cum_before && !pc_entry_set_has(&t->acked, ledger, entry) && !lookup_batch(t, ledger, entry);
+}
+
 void pc_ack_again(pc_ack_tracker_t *t, const pulsarc_msgid_t *id) {
     pc_ack_batch_t *b;
     if (pc_entry_set_has(&t->acked, id->ledger_id, id->entry_id))

@@ -78,6 +78,12 @@ void pc_ack_confirmed(pc_ack_tracker_t *t, uint64_t receipt);
 void pc_ack_forget_batches(pc_ack_tracker_t *t);
 /* Whether the application acknowledged id (its entry, its batch index, or up to it). */
 int pc_ack_is_acked(const pc_ack_tracker_t *t, const pulsarc_msgid_t *id);
+/*
+ * Whether no message of the entry can be acknowledged yet (nothing up to
+ * it, nor it, nor any of its batch indexes): what pc_ack_is_acked would
+ * say of each of its messages, asked once per entry.
+ */
+int pc_ack_entry_untouched(const pc_ack_tracker_t *t, int64_t ledger, int64_t entry);
 /* The broker delivered the acknowledged id's entry again: its ack goes out once more. */
 void pc_ack_again(pc_ack_tracker_t *t, const pulsarc_msgid_t *id);
 #endif

@@ -61,6 +61,9 @@ int pc_single_drop_acked(pc_single_t *c, pc_rx_result_t *r) {
         return 0;
     if (r->chunk_entry)
         return drop_acked_chunk(c, r);
+    /* The common case, a new entry, is settled once for all its messages. */
+    if (pc_ack_entry_untouched(&c->acks, r->entry_id.ledger_id, r->entry_id.entry_id))
+        return r->n ? drop_second_copy(c, r) : 0;
     pulsarc_msg_t **pp = &r->first, *kept = NULL;
     pulsarc_msgid_t acked = {0};
     size_t dropped = 0;

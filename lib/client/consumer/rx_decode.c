@@ -49,7 +49,7 @@
 /* SingleMessageMetadata, as offsets into the batch payload. */
 enum {
     SM_KEY = 1 << 0, SM_OKEY = 1 << 1, SM_B64 = 1 << 2, SM_COMPACTED = 1 << 3,
-    SM_NULL = 1 << 4, SM_EVENT_TIME = 1 << 5, SM_SEQ = 1 << 6, SM_SIZE = 1 << 7
+    SM_NULL = 1 << 4, SM_EVENT_TIME = 1 << 5, SM_SEQ = 1 << 6, SM_SIZE = 1 << 7, SM_PROPS = 1 << 8
 };
 
 typedef struct smm {
@@ -64,7 +64,7 @@ typedef struct smm {
 
 static void smm_take(smm_t *s, const pc_pb_field_t *f) {
     switch (f->num) {
-    case 1: s->nprops += f->wt == 2; break;
+    case 1: if (f->wt == 2) s->nprops++, s->flags |= SM_PROPS; break;
     case 2: if (f->wt == 2) s->key = f->bytes, s->keylen = f->len, s->flags |= SM_KEY; break;
     case 3: if (f->wt == 0) s->payload_size = (int32_t)f->v, s->flags |= SM_SIZE; break;
     case 4: if (f->wt == 0 && f->v) s->flags |= SM_COMPACTED; break;
@@ -77,40 +77,48 @@ static void smm_take(smm_t *s, const pc_pb_field_t *f) {
     }
 }
 
-/*
- * The fields every producer writes (payload_size, sequence_id, event_time)
- * are read straight from their one-byte keys; anything else goes through
- * the general field reader.
- */
-static int parse_smm(const uint8_t *p, const uint8_t *end, smm_t *s) {
-    *s = (smm_t){.start = p, .end = end};
+/* Every field after the fast ones, read by the general field reader. */
+static int parse_smm_rest(const uint8_t *p, const uint8_t *end, smm_t *s) {
     while (p < end) {
-        uint64_t v;
-        switch (*p) {
-        case 0x18: /* 3: payload_size, varint */
-            if (pc_pb_varint((++p, &p), end, &v))
-                return -1;
-            s->payload_size = (int32_t)v;
-            s->flags |= SM_SIZE;
-            continue;
-        case 0x40: /* 8: sequence_id, varint */
-            if (pc_pb_varint((++p, &p), end, &s->seq))
-                return -1;
-            s->flags |= SM_SEQ;
-            continue;
-        case 0x28: /* 5: event_time, varint */
+        pc_pb_field_t f;
+        if (pc_pb_field(&p, end, &f))
+            return -1;
+        smm_take(s, &f);
+    }
+    return 0;
+}
+
+/*
+ * What producers write is payload_size (3), then maybe event_time (5) and
+ * sequence_id (8), in field order: read straight from their one-byte keys.
+ * Whatever else follows (or precedes) goes through the general reader.
+ * Fields are only read back under their flag, so only flags, counts and
+ * the bounds are cleared here.
+ */
+static inline int parse_smm(const uint8_t *p, const uint8_t *end, smm_t *s) {
+    s->start = p;
+    s->end = end;
+    s->flags = 0;
+    s->nprops = 0;
+    uint64_t v;
+    if (p < end && *p == 0x18) { /* 3: payload_size */
+        if (pc_pb_varint((++p, &p), end, &v))
+            return -1;
+        s->payload_size = (int32_t)v;
+        s->flags = SM_SIZE;
+        if (p < end && *p == 0x28) { /* 5: event_time */
             if (pc_pb_varint((++p, &p), end, &s->event_time))
                 return -1;
             s->flags |= SM_EVENT_TIME;
-            continue;
-        default: {
-            pc_pb_field_t f;
-            if (pc_pb_field(&p, end, &f))
-                return -1;
-            smm_take(s, &f);
         }
+        if (p < end && *p == 0x40) { /* 8: sequence_id */
+            if (pc_pb_varint((++p, &p), end, &s->seq))
+                return -1;
+            s->flags |= SM_SEQ;
         }
     }
+    if (p < end && parse_smm_rest(p, end, s))
+        return -1;
     return (s->flags & SM_SIZE) && s->payload_size >= 0 ? 0 : -1;
 }
 
@@ -263,20 +271,34 @@ static int next_record(const uint8_t **pp, const uint8_t *end, smm_t *s, const u
     return 0;
 }
 
-static int add_batch_msg(pc_entry_t *e, const pulsarc_msg_t *t, const smm_t *s,
-                         const uint8_t *payload, int i, pc_rx_result_t *r) {
-    pulsarc_msg_t *m = pc_rxmsg_get(e, t);
-    if (!m)
-        return -1;
-    m->id.batch_index = i;
+/* Only the fields every producer writes: no key, property or flag to copy. */
+#define SM_PLAIN (SM_SIZE | SM_SEQ | SM_EVENT_TIME)
+
+/*
+ * The next slot of e as a copy of t, for record s; NULL when the reserved
+ * slots are used up or a key or property does not fit. The slot holds no
+ * reference yet: build_batch adds them all at once (see batch_finish).
+ */
+static pulsarc_msg_t *batch_msg(pc_entry_t *e, const pulsarc_msg_t *t, const smm_t *s,
+                                const uint8_t *payload) {
+    if (e->nmsgs == e->capmsgs)
+        return NULL;
+    pulsarc_msg_t *m = &e->msgs[e->nmsgs++];
+    *m = *t;
+    m->entry = e;
     m->data = (uint8_t *)payload;
     m->len = (size_t)s->payload_size;
+    if (s->flags & SM_SEQ)
+        m->seq = (int64_t)s->seq;
+    if (s->flags & SM_EVENT_TIME)
+        m->event_time = s->event_time;
+    if (!(s->flags & ~SM_PLAIN))
+        return m;
     if (fill_record(e, m, s)) {
-        pulsarc_msg_destroy(m);
-        return -1;
+        e->nmsgs--; /* the last slot, referenced by no one */
+        return NULL;
     }
-    push(r, m);
-    return 0;
+    return m;
 }
 
 /*
@@ -310,6 +332,118 @@ static uint32_t entry_permits(const Pulsar__Proto__MessageMetadata *md, size_t p
     return (uint32_t)at_most((size_t)md->num_messages_in_batch, records_fit(bytes));
 }
 
+/* n views of e made: a reference each (e is private to this thread still). */
+static void ref_views(pc_entry_t *e, size_t n) {
+    atomic_store_explicit(&e->refs, atomic_load_explicit(&e->refs, memory_order_relaxed) + (int)n,
+                          memory_order_relaxed);
+}
+
+/*
+ * The messages made so far become the result: one reference on e each,
+ * added at once (e is still private to this thread), and the list ends.
+ */
+static void batch_finish(pc_entry_t *e, pc_rx_result_t *r, pulsarc_msg_t *last, size_t made) {
+    ref_views(e, made);
+    if (last)
+        last->next = NULL;
+    r->last = last;
+    r->n = made;
+}
+
+/*
+ * pc_pb_varint with three-byte values inline too: a producer's sequence
+ * ids need three bytes after its first 16384 messages.
+ */
+static inline int rec_varint(const uint8_t **pp, const uint8_t *lim, uint64_t *v) {
+    const uint8_t *p = *pp;
+    if (p < lim && p[0] < 0x80) {
+        *v = p[0];
+        *pp = p + 1;
+        return 0;
+    }
+    if (lim - p >= 2 && p[1] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
+        return 0;
+    }
+    if (lim - p >= 3 && p[2] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 | (uint64_t)p[2] << 14;
+        *pp = p + 3;
+        return 0;
+    }
+    return pc_pb_varint_slow(pp, lim, v);
+}
+
+/*
+ * The record every producer writes: payload_size, then maybe sequence_id,
+ * nothing else. Read into locals (no smm_t in memory) for the per-message
+ * loop; 0 when the record is anything else, which parse_smm then reads.
+ */
+static inline int plain_record(const uint8_t *q, const uint8_t *rend, uint64_t *size,
+                               uint64_t *seq, unsigned *flags) {
+    if (q == rend || *q != 0x18 || pc_pb_varint((++q, &q), rend, size))
+        return 0;
+    *flags = SM_SIZE;
+    if (q < rend && *q == 0x40) {
+        if (rec_varint((++q, &q), rend, seq))
+            return 0;
+        *flags = SM_SIZE | SM_SEQ;
+    }
+    return q == rend && *size <= INT32_MAX;
+}
+
+/* Skipped records: compacted away, acked already, or before the start. */
+static int record_skipped(const pc_rx_opts_t *o, const Pulsar__Proto__CommandMessage *cm,
+                          pulsarc_msg_t *t, unsigned flags, int i) {
+    t->id.batch_index = i;
+    return (flags & SM_COMPACTED) || acked_in_set(cm, i) || skip_id(o, &t->id);
+}
+
+enum { REC_MADE, REC_SKIPPED, REC_MALFORMED, REC_NO_MEMORY };
+
+/* Record i of the batch at *pp into *out (a slot of e copied from t). */
+static inline int batch_record(pc_entry_t *e, pulsarc_msg_t *t, const Pulsar__Proto__CommandMessage *cm,
+                               const pc_rx_opts_t *o, int filter, int i, const uint8_t **pp,
+                               const uint8_t *end, pulsarc_msg_t **out) {
+    const uint8_t *p = *pp;
+    if (end - p < 4)
+        return REC_MALFORMED;
+    uint32_t reclen = pc_rd_u32(p);
+    if ((size_t)(end - p - 4) < reclen)
+        return REC_MALFORMED;
+    const uint8_t *rend = p + 4 + reclen;
+    uint64_t size, seq = 0;
+    unsigned flags;
+    if (!plain_record(p + 4, rend, &size, &seq, &flags)) { /* keys, properties, flags */
+        smm_t sm;
+        const uint8_t *payload;
+        if (next_record(pp, end, &sm, &payload))
+            return REC_MALFORMED;
+        if ((filter || (sm.flags & SM_COMPACTED)) && record_skipped(o, cm, t, sm.flags, i))
+            return REC_SKIPPED;
+        if (!(*out = batch_msg(e, t, &sm, payload)))
+            return REC_NO_MEMORY;
+        (*out)->id.batch_index = i;
+        return REC_MADE;
+    }
+    if ((uint64_t)(end - rend) < size)
+        return REC_MALFORMED;
+    *pp = rend + size;
+    if (filter && record_skipped(o, cm, t, flags, i))
+        return REC_SKIPPED;
+    if (e->nmsgs == e->capmsgs)
+        return REC_NO_MEMORY;
+    pulsarc_msg_t *m = *out = &e->msgs[e->nmsgs++];
+    *m = *t;
+    m->entry = e;
+    m->id.batch_index = i;
+    m->data = (uint8_t *)rend;
+    m->len = (size_t)size;
+    if (flags & SM_SEQ)
+        m->seq = (int64_t)seq;
+    return REC_MADE;
+}
+
 static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
                         const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
                         pc_rx_result_t *r) {
@@ -324,22 +458,27 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
     entry_template(e, md, cm, o->partition, &t);
     t.id.batch_size = n;
     int filter = cm->n_ack_set || o->skip_upto;
-    for (int i = 0; i < n; i++) {
-        smm_t s;
-        const uint8_t *payload;
-        if (next_record(&p, end, &s, &payload)) {
-            pc_rx_result_discard(r);
+    pulsarc_msg_t **link = &r->first, *last = NULL;
+    size_t made = 0;
+    int i, st = REC_MADE;
+    for (i = 0; i < n; i++) {
+        pulsarc_msg_t *m;
+        st = batch_record(e, &t, cm, o, filter, i, &p, end, &m);
+        if (st == REC_MADE) {
+            *link = last = m;
+            link = &m->next;
+            made++;
+        } else if (st != REC_SKIPPED) {
+            break;
+        }
+    }
+    batch_finish(e, r, last, made);
+    if (st == REC_MALFORMED || st == REC_NO_MEMORY) {
+        pc_rx_result_discard(r);
+        if (st == REC_MALFORMED)
             result_fail(r, VE_BATCH, "batch record %d of %d is malformed or truncated", i, n);
-            return;
-        }
-        t.id.batch_index = i;
-        if ((s.flags & SM_COMPACTED) || (filter && (acked_in_set(cm, i) || skip_id(o, &t.id))))
-            continue;
-        if (add_batch_msg(e, &t, &s, payload, i, r)) {
-            pc_rx_result_discard(r);
+        else
             result_fail(r, -2, "out of memory decoding a batch of %d", n);
-            return;
-        }
     }
 }
 
@@ -374,9 +513,13 @@ static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
                           o->partition, -1, 0};
     if (skip_id(o, &id))
         return;
-    pulsarc_msg_t t;
-    entry_template(e, md, cm, o->partition, &t);
-    pulsarc_msg_t *m = pc_entry_reserve_msgs(e, 1) ? NULL : pc_rxmsg_get(e, &t);
+    pulsarc_msg_t *m = NULL;
+    if (!pc_entry_reserve_msgs(e, 1)) { /* built in its slot: no template to copy */
+        m = &e->msgs[e->nmsgs++];
+        entry_template(e, md, cm, o->partition, m);
+        m->entry = e;
+        ref_views(e, 1);
+    }
     if (!m || fill_from_md(e, m, md)) {
         if (m)
             pulsarc_msg_destroy(m);
@@ -467,11 +610,26 @@ static Pulsar__Proto__MessageMetadata *unpack_metadata_bounded(ProtobufCAllocato
     return NULL;
 }
 
+/*
+ * A clean result. Field by field: clearing the whole error text would be
+ * a quarter of the work of a small unbatched entry; it is a C string.
+ */
+static void result_init(pc_rx_result_t *r) {
+    r->first = r->last = NULL;
+    r->n = 0;
+    r->permits = 1;
+    r->validation_error = -1;
+    r->entry_id = (pulsarc_msgid_t){0, 0, 0, 0, 0};
+    r->error[0] = '\0';
+    r->chunk_entry = NULL;
+    r->chunk_meta = NULL;
+    r->chunk_data = NULL;
+    r->chunk_len = 0;
+}
+
 void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
                   pc_rx_result_t *r) {
-    memset(r, 0, sizeof *r);
-    r->validation_error = -1;
-    r->permits = 1;
+    result_init(r);
     const Pulsar__Proto__CommandMessage *cm = f->cmd->message;
     r->entry_id = (pulsarc_msgid_t){(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
                                     o->partition, -1, 0};
@@ -527,9 +685,7 @@ void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
 void pc_rx_decode_entry(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
                         const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
                         pc_rx_result_t *r) {
-    memset(r, 0, sizeof *r);
-    r->validation_error = -1;
-    r->permits = 1;
+    result_init(r);
     if (md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE) {
         pc_buf_t out;
         pc_buf_init(&out, e->pool->max_entry_bytes);
