@@ -27,42 +27,11 @@
 #include "../faults/fb_client.h"
 #include "PulsarApi.pb-c.h"
 #include "client/consumer/topic_watcher.h"
+#include "stderr_capture.h"
 #include "testutil.h"
 
 #define T(x) PULSAR__PROTO__BASE_COMMAND__TYPE__##x
 #define WAIT_MS 10000
-
-typedef struct captured {
-    char path[64];
-    int saved;
-} captured_t;
-
-static void capture_stderr(captured_t *c) {
-    snprintf(c->path, sizeof c->path, "/tmp/pulsarc-watcher-XXXXXX");
-    int fd = mkstemp(c->path);
-    ck_assert_int_ge(fd, 0);
-    fflush(stderr);
-    c->saved = dup(2);
-    ck_assert_int_ge(c->saved, 0);
-    ck_assert_int_ge(dup2(fd, 2), 0);
-    close(fd);
-}
-
-/* Restores stderr and returns what was written (malloc'd, NUL-terminated). */
-static char *release_stderr(captured_t *c) {
-    fflush(stderr);
-    dup2(c->saved, 2);
-    close(c->saved);
-    FILE *f = fopen(c->path, "rb");
-    ck_assert_ptr_nonnull(f);
-    char *text = calloc(1, 1 << 16);
-    ck_assert_ptr_nonnull(text);
-    size_t n = fread(text, 1, (1 << 16) - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    unlink(c->path);
-    return text;
-}
 
 static pulsarc_consumer_t *pattern_consumer(pulsarc_client_t *c) {
     const char *kv[] = {"patternAutoDiscoveryPeriod", "3600", NULL};
