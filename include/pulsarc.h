@@ -467,7 +467,11 @@ typedef void (*pulsarc_send_cb)(pulsarc_producer_t *producer, pulsarc_err_t err,
  * Creates a producer on topic (borrowed). conf (borrowed, may be NULL) is
  * read for producer keys ("producerName", "sendTimeoutMs", …). Blocks until
  * the broker accepts the producer or operationTimeoutMs passes.
- * On success *producerp is owned by the caller.
+ * On success *producerp is owned by the caller. On a partitioned topic the
+ * handle checks the partition count every "autoUpdatePartitionsInterval"
+ * seconds (0: never) and, when partitions were added, creates their
+ * producers and only then routes over the new count; that creation runs
+ * where callbacks run (the callback thread, or pulsarc_client_poll).
  */
 PULSARC_API pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *client, const char *topic,
                                                const pulsarc_conf_t *conf,
@@ -520,7 +524,8 @@ typedef int (*pulsarc_router_cb)(const pulsarc_msg_t *msg, int num_partitions, v
  */
 PULSARC_API pulsarc_err_t pulsarc_producer_set_router(pulsarc_producer_t *producer,
                                                       pulsarc_router_cb cb, void *opaque);
-/** Partitions behind the handle; 0 for a non-partitioned topic. */
+/** Partitions the handle routes over (grows as partitions are added); 0 for
+ *  a non-partitioned topic. */
 PULSARC_API int pulsarc_producer_partitions(const pulsarc_producer_t *producer);
 
 /** Producer figures since creation (all partitions summed). */
@@ -774,10 +779,12 @@ typedef struct pulsarc_producer_interceptor_s {
     void (*on_send_ack)(pulsarc_producer_t *producer, pulsarc_err_t err,
                         const pulsarc_msgid_t *id, const pulsarc_msg_t *msg, void *opaque);
     /**
-     * A producer of a partitioned topic (topic borrowed) was created with
-     * partitions partitions; on the creating thread, before
-     * pulsarc_producer_new returns. (Producers do not follow a topic's
-     * partitions growing later, so this is called once.)
+     * A producer of a partitioned topic (topic borrowed) routes over
+     * partitions partitions: once when it was created, on the creating
+     * thread before pulsarc_producer_new returns; then each time it
+     * adopted partitions added to the topic (autoUpdatePartitionsInterval),
+     * with the new count, after messages started going to them, where
+     * callbacks run (the callback thread or pulsarc_client_poll).
      */
     void (*on_partitions_change)(pulsarc_producer_t *producer, const char *topic, int partitions,
                                  void *opaque);

@@ -178,9 +178,10 @@
       "... or when this much time has passed.")                                                \
     X(SUBSCRIPTION_NAME, "subscriptionName", CONSUMER, STR, "", 0, 0, NULL, 0, NULL,           \
       "Readers: the subscription name (default reader-<random>).")                             \
-    X(AUTO_UPDATE_PARTITIONS_S, "autoUpdatePartitionsInterval", CONSUMER, INT, "60", 0, 86400,   \
-      NULL, 0, NULL, "Seconds between checks for new partitions of subscribed topics (and of a table view's " \
-      "topic). 0: never.") \
+    X(AUTO_UPDATE_PARTITIONS_S, "autoUpdatePartitionsInterval", BOTH, INT, "60", 0, 86400,       \
+      NULL, 0, NULL, "Seconds between checks for new partitions: of a partitioned producer's topic " \
+      "(new partitions get producers, then the router uses them), of subscribed topics, of a table " \
+      "view's topic. 0: never.") \
     X(PATTERN_DISCOVERY_S, "patternAutoDiscoveryPeriod", CONSUMER, INT, "60", 0, 86400, NULL, 0, NULL, \
       "Seconds between checks for new topics matching a regex subscription. 0: never.")      \
     X(PATTERN_TOPIC_WATCHER, "patternTopicWatcherEnabled", CONSUMER, BOOL, "true", 0, 1, NULL, 0, NULL, \

@@ -95,7 +95,9 @@ static void p_partitions(pulsarc_producer_t *p, const char *topic, int n, void *
     (void)p;
     (void)topic;
     seen_t *s = opaque;
+    pthread_mutex_lock(&s->lock); /* after growth it runs on the callback thread */
     s->partitions = n;
+    pthread_mutex_unlock(&s->lock);
     bump(s, &s->partitions_calls);
 }
 
@@ -254,6 +256,33 @@ START_TEST(test_partitions_hook) {
     ck_assert_int_eq(read_field(&a, &a.before_send), 1); /* once for the handle, not per partition */
     pulsarc_producer_destroy(p);
     ck_assert_int_eq(read_field(&a, &a.acks_ok), 1);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+/* Partitions added to the topic: on_partitions_change again, with the new count, in chain order. */
+START_TEST(test_partitions_hook_after_growth) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("icpt-grow");
+    pct_create_partitioned(topic, 2);
+    seen_t a, b;
+    seen_init(&a, 'A');
+    seen_init(&b, 'B');
+    const char *kv[] = {"autoUpdatePartitionsInterval", "1", NULL};
+    pulsarc_producer_t *p = intercepted_producer(c, topic, kv, &a, &b);
+    ck_assert_int_eq(read_field(&a, &a.partitions_calls), 1);
+    ck_assert_int_eq(read_field(&a, &a.partitions), 2);
+    ck_assert_int_eq(pct_admin("POST", topic_path(topic, "/partitions"), "4"), 204);
+    wait_for(&b, &b.partitions_calls, 2); /* B runs after A */
+    ck_assert_int_eq(read_field(&a, &a.partitions_calls), 2);
+    ck_assert_int_eq(read_field(&a, &a.partitions), 4);
+    ck_assert_int_eq(read_field(&b, &b.partitions), 4);
+    ck_assert_int_eq(pulsarc_producer_partitions(p), 4); /* the hook follows the switch */
+    send_text(p, "after");
+    pulsarc_producer_destroy(p);
+    ck_assert_int_eq(read_field(&a, &a.partitions_calls), 2); /* nothing grew since */
+    ck_assert_int_eq(read_field(&a, &a.acks_ok), 1);
+    ck_assert_int_eq(read_field(&b, &b.closes), 1);
     pulsarc_client_destroy(c);
 }
 END_TEST
@@ -606,6 +635,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_before_send_changes_reach_the_consumer);
     tcase_add_test(tc, test_on_send_ack_for_failed_sends);
     tcase_add_test(tc, test_partitions_hook);
+    tcase_add_test(tc, test_partitions_hook_after_growth);
     tcase_add_test(tc, test_refused_producer_calls_no_hook);
     tcase_add_test(tc, test_before_consume_and_acks);
     tcase_add_test(tc, test_before_consume_for_the_listener);

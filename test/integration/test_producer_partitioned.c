@@ -4,8 +4,10 @@
  * values the Java client computes, checked in test/unit/test_router.c and
  * against the Java client in test/interop), round robin without batching
  * spreads evenly, SinglePartition keeps unkeyed messages on one partition,
- * a custom router decides everything, and a message is read back from the
- * partition its id names.
+ * a custom router decides everything, a message is read back from the
+ * partition its id names, and partitions added to the topic while a
+ * producer sends get messages once the producer has picked them up, with
+ * every send reported once and nothing lost or misrouted.
  */
 #include <stdlib.h>
 
@@ -173,6 +175,111 @@ START_TEST(test_partitioned_roundtrip) {
 }
 END_TEST
 
+/* Reads every partition of topic: each message is where its send's id said. */
+static void expect_on_named_partitions(pulsarc_client_t *c, const char *topic, int nparts,
+                                       const sent_log_t *log, int sent) {
+    for (int part = 0; part < nparts; part++) {
+        char name[512];
+        snprintf(name, sizeof name, "%s-partition-%d", topic, part);
+        pulsarc_consumer_t *cons = make_consumer(c, name, "Exclusive");
+        int expect = 0;
+        for (int i = 0; i < sent; i++)
+            expect += log->ids[i].partition == part;
+        for (int n = 0; n < expect; n++) {
+            pulsarc_msg_t *m = receive_one(cons, n);
+            int i = atoi(pulsarc_msg_property(m, "i"));
+            ck_assert_int_eq(log->ids[i].partition, part);
+            pulsarc_msg_destroy(m);
+        }
+        expect_no_more(cons);
+        pulsarc_consumer_destroy(cons);
+    }
+}
+
+static void send_numbered(pulsarc_producer_t *p, int i, sent_log_t *log) {
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    char v[16];
+    snprintf(v, sizeof v, "%d", i);
+    pulsarc_msg_set_payload(m, v, strlen(v), PULSARC_MSG_F_COPY);
+    pulsarc_msg_set_property(m, "i", v);
+    ck_assert_int_eq(pulsarc_producer_send_async(p, m, on_sent_cb, log), PULSARC_OK);
+}
+
+/*
+ * 2 partitions grown to 4 while round robin sends: the handle keeps
+ * routing over 2 until the producers of partitions 2 and 3 are up, then
+ * over 4. Sends are paced only so that the topic grows while they go on.
+ */
+START_TEST(test_follows_added_partitions) {
+    enum { MAX_SENDS = 4000, AFTER = 40 };
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("route-grow");
+    pct_create_partitioned(topic, 2);
+    const char *kv[] = {"autoUpdatePartitionsInterval", "1", "batchingEnabled", "false", NULL};
+    pulsarc_producer_t *p = make_producer(c, topic, kv);
+    ck_assert_int_eq(pulsarc_producer_partitions(p), 2);
+    static sent_log_t log; /* large: off the stack */
+    sent_log_init(&log);
+    int sent = 0;
+    for (; sent < 10; sent++)
+        send_numbered(p, sent, &log);
+    ck_assert_int_eq(pct_admin("POST", topic_path(topic, "/partitions"), "4"), 204);
+    int grown_at = -1;
+    while (sent < MAX_SENDS && (grown_at < 0 || sent < grown_at + AFTER)) {
+        if (grown_at < 0 && pulsarc_producer_partitions(p) == 4)
+            grown_at = sent;
+        send_numbered(p, sent++, &log);
+        if (grown_at < 0)
+            usleep(10000);
+    }
+    ck_assert_msg(grown_at >= 0, "the producer never picked up partitions 2 and 3");
+    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
+    sent_log_wait(&log, sent);
+    ck_assert_int_eq(log.ok, sent);
+    int count[4] = {0};
+    for (int i = 0; i < sent; i++) {
+        ck_assert_int_eq(log.calls_for[i], 1);
+        ck_assert(log.ids[i].partition >= 0 && log.ids[i].partition < 4);
+        count[log.ids[i].partition]++;
+    }
+    ck_assert_int_gt(count[2], 0);
+    ck_assert_int_gt(count[3], 0);
+    for (int i = 0; i < 10; i++) /* sent before the topic grew */
+        ck_assert_int_lt(log.ids[i].partition, 2);
+    expect_on_named_partitions(c, topic, 4, &log, sent);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+/*
+ * Destroyed while partitions are being added (many, so their creation
+ * takes a while): the sends already made are all reported and nothing
+ * is left behind (ASan and valgrind see the rest).
+ */
+START_TEST(test_destroy_while_partitions_are_added) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("route-grow-close");
+    pct_create_partitioned(topic, 2);
+    const char *kv[] = {"autoUpdatePartitionsInterval", "1", NULL};
+    pulsarc_producer_t *p = make_producer(c, topic, kv);
+    static sent_log_t log;
+    sent_log_init(&log);
+    ck_assert_int_eq(pct_admin("POST", topic_path(topic, "/partitions"), "64"), 204);
+    int sent = 0;
+    while (sent < 200 && pulsarc_producer_partitions(p) == 2) { /* till the first check is due */
+        send_numbered(p, sent++, &log);
+        usleep(10000);
+    }
+    pulsarc_producer_destroy(p);
+    sent_log_wait(&log, sent);
+    ck_assert_int_eq(log.n, sent);
+    for (int i = 0; i < sent; i++)
+        ck_assert_int_eq(log.calls_for[i], 1);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("producer-partitioned");
     TCase *t = tcase_create("partitioned");
@@ -183,6 +290,8 @@ static Suite *suite(void) {
     tcase_add_test(t, test_single_partition_mode);
     tcase_add_test(t, test_custom_router);
     tcase_add_test(t, test_partitioned_roundtrip);
+    tcase_add_test(t, test_follows_added_partitions);
+    tcase_add_test(t, test_destroy_while_partitions_are_added);
     suite_add_tcase(s, t);
     return s;
 }

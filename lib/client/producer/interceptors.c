@@ -9,7 +9,9 @@
  * Lifetime: atomic reference count. The handle holds one; each
  * asynchronous send holds one from before_send until its on_send_ack has
  * run, because that may be after pulsarc_producer_destroy returned (a
- * send callback still queued). The close hooks run when the count drops
+ * send callback still queued); so does a partitioned producer's
+ * on_partitions_change after partitions were added, which runs on the
+ * callback queue. The close hooks run when the count drops
  * to zero, so no hook of the chain follows them.
  */
 #include "client/producer/interceptors.h"
@@ -57,6 +59,12 @@ static void icpts_unref(pc_producer_icpts_t *ic) {
 void pc_producer_icpts_release(pc_producer_icpts_t *ic) {
     if (ic)
         icpts_unref(ic);
+}
+
+pc_producer_icpts_t *pc_producer_icpts_hold(pc_producer_icpts_t *ic) {
+    if (ic)
+        icpts_ref(ic);
+    return ic;
 }
 
 void pc_producer_icpts_discard(pc_producer_icpts_t *ic) { free(ic); }

@@ -13,11 +13,15 @@ typedef struct pc_producer_icpts pc_producer_icpts_t;
 
 /* *out is NULL when conf holds no producer interceptor. */
 pulsarc_err_t pc_producer_icpts_new(const pulsarc_conf_t *conf, pc_producer_icpts_t **out);
-/* The handle lets go of its reference (NULL is a no-op). */
+/* The handle, or a holder, lets go of its reference (NULL is a no-op). */
 void pc_producer_icpts_release(pc_producer_icpts_t *ic);
 /* Creation failed, nothing was sent: frees ic without its close hooks (NULL is a no-op). */
 void pc_producer_icpts_discard(pc_producer_icpts_t *ic);
-/* Creation of a partitioned producer: on_partitions_change. */
+/* Another reference, for a hook run off the handle's own threads; let go
+ * with pc_producer_icpts_release (NULL is a no-op and returns NULL). */
+pc_producer_icpts_t *pc_producer_icpts_hold(pc_producer_icpts_t *ic);
+/* A partitioned producer was created, or adopted partitions added to its
+ * topic: on_partitions_change with the new count (NULL ic is a no-op). */
 void pc_producer_icpts_partitions(pc_producer_icpts_t *ic, pulsarc_producer_t *p,
                                   const char *topic, int partitions);
 /* Runs every before_send on msg; the producer's sequence id survives them. */

@@ -60,6 +60,8 @@ typedef struct pc_topic_producer {
     int has_topic_epoch;
     pc_op_t create_w;
     int creating;               /* create_w not yet completed */
+    pc_created_fn created_fn;   /* callback form of the first creation, or NULL */
+    void *created_arg;
     uint64_t readies;           /* successful creations on the broker so far */
     pc_handoff_t handoff;       /* application threads -> io thread */
     /* shared with application threads, under lock */
@@ -903,6 +905,38 @@ pulsarc_err_t pc_topic_producer_wait_created(pulsarc_producer_t *bp, char *errst
     }
     tp_unref(p); /* do_start's reference; the loop keeps none while READY */
     return PULSARC_OK;
+}
+
+/* The callback form's wait_created, run on the callback queue. */
+static void on_created(pc_op_t *op, void *arg) {
+    pc_topic_producer_t *p = arg;
+    char m[512];
+    pulsarc_err_t err = pc_op_result(op, m, sizeof m);
+    if (err) {
+        pthread_mutex_lock(&p->lock);
+        p->closed = p->closing = 1; /* the loop already reached CLOSED */
+        pthread_mutex_unlock(&p->lock);
+    }
+    p->created_fn(&p->base, err, err ? m : NULL, p->created_arg);
+    tp_unref(p); /* do_start's reference */
+}
+
+pulsarc_err_t pc_topic_producer_create_async(pulsarc_producer_t *bp, pc_created_fn fn, void *arg) {
+    pc_topic_producer_t *p = TP(bp);
+    p->created_fn = fn;
+    p->created_arg = arg;
+    pc_op_call_back(&p->create_w, &p->base.client->cbq, on_created, p);
+    p->creating = 1;
+    tp_ref(p); /* do_start's, dropped by on_created */
+    pulsarc_err_t err = pc_client_post(p->base.client, do_start, p);
+    if (err) { /* nothing started: fn is not called, the op stays pending */
+        p->creating = 0;
+        pthread_mutex_lock(&p->lock);
+        p->closed = p->closing = 1;
+        pthread_mutex_unlock(&p->lock);
+        tp_unref(p);
+    }
+    return err;
 }
 
 static pulsarc_err_t tp_create(pulsarc_producer_t *bp, const pulsarc_conf_t *conf, char *errstr,

@@ -222,6 +222,14 @@ pulsarc_err_t pc_topic_producer_alloc(pulsarc_client_t *c, const char *topic,
 /* Starts creating on the broker (io thread does the work); then wait. */
 pulsarc_err_t pc_topic_producer_begin_create(pulsarc_producer_t *p);
 pulsarc_err_t pc_topic_producer_wait_created(pulsarc_producer_t *p, char *errstr, size_t errlen);
+/*
+ * Starts creating without a waiter: fn runs once on the client's callback
+ * queue with the outcome (msg NULL on success; on failure the producer is
+ * closed). An error here means nothing started and fn will not run. The
+ * caller's reference stays the caller's either way.
+ */
+typedef void (*pc_created_fn)(pulsarc_producer_t *p, pulsarc_err_t err, const char *msg, void *arg);
+pulsarc_err_t pc_topic_producer_create_async(pulsarc_producer_t *p, pc_created_fn fn, void *arg);
 
 /* batch.c */
 void pc_batcher_init(pc_batcher_t *b, int key_based, int max_msgs, size_t max_bytes);
