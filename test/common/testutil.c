@@ -106,6 +106,25 @@ pulsarc_conf_t *pct_conf(const char *const *kv) {
     return conf;
 }
 
+void pct_send_tagged(pulsarc_client_t *c, const char *topic, const char *tag, int n) {
+    const char *kv[] = {"batchingEnabled", "false", NULL};
+    pulsarc_conf_t *conf = pct_conf(kv);
+    pulsarc_producer_t *p = NULL;
+    char err[256];
+    ck_assert_msg(pulsarc_producer_new(c, topic, conf, &p, err, sizeof err) == PULSARC_OK, "%s: %s",
+                  topic, err);
+    pulsarc_conf_destroy(conf);
+    for (int i = 0; i < n; i++) {
+        char body[128];
+        snprintf(body, sizeof body, "%s-%d", tag, i);
+        pulsarc_msg_t *m = pulsarc_msg_new();
+        pulsarc_msg_set_payload(m, body, strlen(body), PULSARC_MSG_F_COPY);
+        ck_assert_int_eq(pulsarc_producer_send(p, m, NULL), PULSARC_OK);
+        pulsarc_msg_destroy(m);
+    }
+    pulsarc_producer_destroy(p);
+}
+
 int pct_loop_mode(void) {
     const char *v = getenv("PULSARC_TEST_LOOP_MODE");
     return v && !strcmp(v, "1");

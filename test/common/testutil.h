@@ -55,4 +55,7 @@ void pct_client_destroy(pulsarc_client_t *c);
 #endif
 /* A conf with the given NULL-terminated key, value pairs set. */
 pulsarc_conf_t *pct_conf(const char *const *kv);
+/* Sends n messages "<tag>-<i>" to topic, synchronously, from an unbatched
+ * producer made for it (which also creates the topic). */
+void pct_send_tagged(pulsarc_client_t *c, const char *topic, const char *tag, int n);
 #endif

@@ -9,30 +9,6 @@
 
 #include "testutil.h"
 
-static pulsarc_producer_t *producer(pulsarc_client_t *c, const char *topic) {
-    const char *kv[] = {"batchingEnabled", "false", NULL};
-    pulsarc_conf_t *conf = pct_conf(kv);
-    pulsarc_producer_t *p = NULL;
-    char err[256];
-    ck_assert_msg(pulsarc_producer_new(c, topic, conf, &p, err, sizeof err) == PULSARC_OK, "%s: %s", topic, err);
-    pulsarc_conf_destroy(conf);
-    return p;
-}
-
-/* Sends n messages "<tag>-<i>" to topic. */
-static void send_n(pulsarc_client_t *c, const char *topic, const char *tag, int n) {
-    pulsarc_producer_t *p = producer(c, topic);
-    for (int i = 0; i < n; i++) {
-        char body[128];
-        snprintf(body, sizeof body, "%s-%d", tag, i);
-        pulsarc_msg_t *m = pulsarc_msg_new();
-        pulsarc_msg_set_payload(m, body, strlen(body), PULSARC_MSG_F_COPY);
-        ck_assert_int_eq(pulsarc_producer_send(p, m, NULL), PULSARC_OK);
-        pulsarc_msg_destroy(m);
-    }
-    pulsarc_producer_destroy(p);
-}
-
 static void make_partitioned(const char *topic, int n, const char *method) {
     if (strcmp(method, "PUT") == 0) { /* creation: through the project's admin client */
         pct_create_partitioned(topic, n);
@@ -80,7 +56,7 @@ START_TEST(test_partitioned_topic_behind_one_handle) {
     char name[512];
     for (int i = 0; i < 3; i++) {
         snprintf(name, sizeof name, "%s-partition-%d", topic, i);
-        send_n(c, name, "p", 10);
+        pct_send_tagged(c, name, "p", 10);
     }
     int seen[32] = {0};
     ck_assert_int_eq(drain(cons, "p-", 2000, seen), 30);
@@ -126,7 +102,7 @@ START_TEST(test_partition_refused_fails_the_whole_handle) {
     ck_assert_ptr_null(cons);
     snprintf(name, sizeof name, "%s-partition-1", topic);
     pulsarc_consumer_t *free_part = subscribe(c, name, NULL); /* closed again: free to take */
-    send_n(c, name, "q", 3);
+    pct_send_tagged(c, name, "q", 3);
     ck_assert_int_eq(drain(free_part, "q-", 1500, NULL), 3);
     pulsarc_consumer_destroy(free_part);
     for (int i = 0; i < 2; i++) {
@@ -149,10 +125,10 @@ START_TEST(test_list_of_topics) {
     pulsarc_consumer_t *cons = NULL;
     char err[256];
     ck_assert_msg(pulsarc_consumer_new_multi(c, topics, 2, "multi", conf, &cons, err, sizeof err) == PULSARC_OK, "%s", err);
-    send_n(c, a, "a", 7);
+    pct_send_tagged(c, a, "a", 7);
     char part[512];
     snprintf(part, sizeof part, "%s-partition-1", b);
-    send_n(c, part, "b", 5);
+    pct_send_tagged(c, part, "b", 5);
     ck_assert_int_eq(drain(cons, "a-", 1500, NULL), 7); /* counts only a-: b- drained alongside */
     pulsarc_consumer_destroy(cons);
     ck_assert_msg(pulsarc_consumer_new_multi(c, topics, 2, "multi2", conf, &cons, err, sizeof err) == PULSARC_OK, "%s", err);
@@ -172,9 +148,9 @@ START_TEST(test_regex_subscription_and_discovery) {
     snprintf(b, sizeof b, "%s-y", prefix);
     snprintf(other, sizeof other, "zz-%s", prefix);
     snprintf(later, sizeof later, "%s-z", prefix);
-    send_n(c, a, "a", 3); /* creates the topics */
-    send_n(c, b, "b", 4);
-    send_n(c, other, "o", 5);
+    pct_send_tagged(c, a, "a", 3); /* creates the topics */
+    pct_send_tagged(c, b, "b", 4);
+    pct_send_tagged(c, other, "o", 5);
     snprintf(pattern, sizeof pattern, "persistent://public/default/%s-.*", prefix);
     const char *kv[] = {"subscriptionInitialPosition", "Earliest", "patternAutoDiscoveryPeriod", "1", NULL};
     pulsarc_conf_t *conf = pct_conf(kv);
@@ -182,7 +158,7 @@ START_TEST(test_regex_subscription_and_discovery) {
     char err[256];
     ck_assert_msg(pulsarc_consumer_new_pattern(c, pattern, "re", conf, &cons, err, sizeof err) == PULSARC_OK, "%s", err);
     ck_assert_int_eq(drain(cons, "", 1500, NULL), 7); /* a and b, not the other topic */
-    send_n(c, later, "z", 6);                          /* a new matching topic */
+    pct_send_tagged(c, later, "z", 6);                          /* a new matching topic */
     int got = 0;
     for (int i = 0; i < 10 && got < 6; i++)
         got += drain(cons, "z-", 1000, NULL);
@@ -206,7 +182,7 @@ START_TEST(test_new_partitions_are_discovered) {
     sleep(3);                           /* a discovery round subscribes partition 2 */
     char name[512];
     snprintf(name, sizeof name, "%s-partition-2", topic);
-    send_n(c, name, "new", 4);
+    pct_send_tagged(c, name, "new", 4);
     int seen[32] = {0}, got = 0;
     for (int i = 0; i < 10 && got < 4; i++)
         got += drain(cons, "new-", 1000, seen);

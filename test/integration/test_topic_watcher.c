@@ -41,25 +41,6 @@ static pulsarc_client_t *client_at(const char *url, const char *initial_backoff_
     return c;
 }
 
-/* Sends n messages "<tag>-<i>" to topic (the producer creates the topic). */
-static void send_n(pulsarc_client_t *c, const char *topic, const char *tag, int n) {
-    const char *kv[] = {"batchingEnabled", "false", NULL};
-    pulsarc_conf_t *conf = pct_conf(kv);
-    pulsarc_producer_t *p = NULL;
-    char err[256];
-    ck_assert_msg(pulsarc_producer_new(c, topic, conf, &p, err, sizeof err) == PULSARC_OK, "%s: %s", topic, err);
-    pulsarc_conf_destroy(conf);
-    for (int i = 0; i < n; i++) {
-        char body[128];
-        snprintf(body, sizeof body, "%s-%d", tag, i);
-        pulsarc_msg_t *m = pulsarc_msg_new();
-        pulsarc_msg_set_payload(m, body, strlen(body), PULSARC_MSG_F_COPY);
-        ck_assert_int_eq(pulsarc_producer_send(p, m, NULL), PULSARC_OK);
-        pulsarc_msg_destroy(m);
-    }
-    pulsarc_producer_destroy(p);
-}
-
 /* A regex consumer on public/default/<prefix>-.* from the earliest message. */
 static pulsarc_consumer_t *subscribe(pulsarc_client_t *c, const char *prefix, const char *period_s,
                                      const char *watcher) {
@@ -117,7 +98,7 @@ static int drain(pulsarc_consumer_t *cons, int quiet_ms) {
 static void expect_picked_up(pulsarc_client_t *pc, pulsarc_consumer_t *cons, const char *topic,
                              const char *tag, int n, const char *what) {
     int64_t t0 = now_ms(), first = 0;
-    send_n(pc, topic, tag, n);
+    pct_send_tagged(pc, topic, tag, n);
     ck_assert_int_eq(receive_tagged(cons, tag, n, NULL, &first), n);
     printf("pick-up (%s): first message %lld ms after the producer was created\n", what,
            (long long)(first - t0));
@@ -154,12 +135,12 @@ START_TEST(test_pushed_topics_are_subscribed_and_dropped) {
     snprintf(first, sizeof first, "%s-a", prefix);
     snprintf(later, sizeof later, "%s-b", prefix);
     snprintf(other, sizeof other, "other-%s", prefix);
-    send_n(c, first, "a", 2);
+    pct_send_tagged(c, first, "a", 2);
     pulsarc_consumer_t *cons = subscribe(c, prefix, "3600", "true");
     int others = 0;
     ck_assert_int_eq(receive_tagged(cons, "a-", 2, &others, NULL), 2);
     expect_picked_up(c, cons, later, "b", 5, "pushed");
-    send_n(c, other, "o", 3); /* does not match: never subscribed */
+    pct_send_tagged(c, other, "o", 3); /* does not match: never subscribed */
     delete_and_expect_dropped(later, 4000);
     others += drain(cons, 1000);
     ck_assert_int_eq(others, 0);
@@ -181,7 +162,7 @@ START_TEST(test_watch_comes_back_after_a_cut) {
     snprintf(prefix, sizeof prefix, "%s", pct_topic("twcut"));
     snprintf(a, sizeof a, "%s-a", prefix);
     snprintf(b, sizeof b, "%s-b", prefix);
-    send_n(direct, a, "a", 1);
+    pct_send_tagged(direct, a, "a", 1);
     pulsarc_consumer_t *cons = subscribe(through, prefix, "3600", "true");
     ck_assert_int_eq(receive_tagged(cons, "a-", 1, NULL, NULL), 1);
     pc_proxy_cut_all(px);
@@ -206,7 +187,7 @@ START_TEST(test_polling_without_the_watcher) {
     snprintf(prefix, sizeof prefix, "%s", pct_topic("twoff"));
     snprintf(a, sizeof a, "%s-a", prefix);
     snprintf(b, sizeof b, "%s-b", prefix);
-    send_n(c, a, "a", 1);
+    pct_send_tagged(c, a, "a", 1);
     pulsarc_consumer_t *cons = subscribe(c, prefix, "1", "false");
     ck_assert_int_eq(receive_tagged(cons, "a-", 1, NULL, NULL), 1);
     expect_picked_up(c, cons, b, "b", 3, "polled every second, watcher off");
