@@ -418,9 +418,10 @@ clean:
 # edges that go up the layer map, circles (strongly connected components),
 # the structs with the most fields. On another tree or build:
 # python3 tools/structure.py --build OTHER/build --src OTHER
+# STRUCTURE_ARGS passes options (--symbols, --no-edges, --top N).
 .PHONY: structure
 structure: $(LIB_OBJS) $(CONN_OBJS)
-	@python3 tools/structure.py --build $(BUILD) --src .
+	@python3 tools/structure.py --build $(BUILD) --src . $(STRUCTURE_ARGS)
 
 # Code size (bench/size.sh): full and minimal (build-min) library, static example.
 .PHONY: size bench-compare
