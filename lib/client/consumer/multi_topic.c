@@ -12,12 +12,13 @@
  * watch per partitioned topic (client/partition_watch.h, every
  * autoUpdatePartitionsInterval), new topics matching a pattern through a
  * poll of the namespace's topic list on a timer
- * (patternAutoDiscoveryPeriod). A regex subscription also keeps a topic-list watcher (topic_watcher.h)
- * when the broker offers one, so topics created or deleted are pushed at
- * once; polling stays as the fallback and the safety net. Both feed the
- * same two steps: a full list is reconciled (matching topics without a
- * child get one, children whose topic is no longer listed are closed), a
- * pushed change adds and closes just what it names.
+ * (patternAutoDiscoveryPeriod). A regex subscription also keeps a
+ * topic-list watcher (topic_watcher.h) when the broker offers one, so
+ * topics created or deleted are pushed at once; polling stays as the
+ * fallback and the safety net. Both feed the same two steps: a full
+ * list is reconciled (matching topics without a child get one, children
+ * whose topic is no longer listed are closed), a pushed change adds and
+ * closes just what it names.
  *
  * The parent is its own kind behind the consumer table of operations
  * (consumer_int.h): its handle owns the receive queue; the children are
