@@ -26,6 +26,10 @@ typedef struct pc_entry_set {
     pc_entry_slot_t *slots;
     uint32_t *chains;       /* nchains heads (a power of two), PC_ENTRY_NONE when empty */
     size_t nchains;
+    /* The greatest id added since the last clear (ledger first): an id above
+     * it cannot be in the set, which is how the broker sends a ledger's
+     * entries, so the common question costs no hash lookup. */
+    int64_t top_ledger, top_entry;
 } pc_entry_set_t;
 
 /* max == 0 picks the default bound. Allocates lazily: an unused set costs nothing. */
@@ -36,4 +40,8 @@ void pc_entry_set_clear(pc_entry_set_t *s);
 /* Remembers an entry; when full the oldest is forgotten. -1: out of memory (not remembered). */
 int pc_entry_set_add(pc_entry_set_t *s, int64_t ledger_id, int64_t entry_id);
 int pc_entry_set_has(const pc_entry_set_t *s, int64_t ledger_id, int64_t entry_id);
+/* Remembers an entry unless it is there already: 1 when it was new, 0 when
+ * it was there, -1 when new but out of memory (not remembered). One lookup
+ * where has-then-add would take two. */
+int pc_entry_set_insert(pc_entry_set_t *s, int64_t ledger_id, int64_t entry_id);
 #endif
