@@ -118,6 +118,7 @@ pc_entry_t *pc_entry_get(pc_rxpool_t *p) {
     e->pool = p;
     e->next_free = NULL;
     e->data.len = 0;
+    e->data_off = 0;
     e->nmsgs = 0;
     atomic_fetch_add(&p->refs, 1);
     return e;

@@ -22,6 +22,8 @@ typedef struct pc_entry {
     pc_rxpool_t *pool;
     struct pc_entry *next_free;
     pc_buf_t data;   /* payload bytes the messages point into */
+    size_t data_off; /* where the payload starts in data: past the frame's
+                        head when data is the adopted frame (pc_frame_adopt) */
     pc_arena_t arena;
     pulsarc_msg_t *msgs; /* the views, reserved before the first is made */
     size_t nmsgs, capmsgs;

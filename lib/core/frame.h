@@ -41,7 +41,26 @@ typedef struct pc_frame {
     size_t meta_len;
     const uint8_t *payload;
     size_t payload_len;
+    /*
+     * The reader's buffer when the frame starts at its front (set by the
+     * reader, not the parser; NULL otherwise): the handler may take the
+     * frame's bytes with pc_frame_adopt instead of copying them.
+     */
+    pc_buf_t *source;
+    size_t frame_len; /* bytes of the frame at source's front */
 } pc_frame_t;
+
+/*
+ * Swaps the buffer holding f (f->source) with *mine, which must hold no
+ * bytes (len 0): *mine gets the frame, at its front, frame_len long, and
+ * the source gets mine's memory with whatever followed the frame moved to
+ * its front (what the reader would have moved there anyway). So a large
+ * payload changes hands instead of being copied, and nothing is allocated
+ * while both buffers are big enough. 0 on success; -1 (nothing changed)
+ * when f has no source, or mine holds more than the source may (its
+ * limit), or the bytes after the frame do not fit in mine.
+ */
+int pc_frame_adopt(const pc_frame_t *f, pc_buf_t *mine);
 
 /*
  * Parses one frame from buf. Returns the bytes consumed (> 0) with *out

@@ -806,6 +806,19 @@ static void input_done(pc_conn_t *c) {
         a->h->on_input_done(a->obj, c); /* it may detach itself, never another */
 }
 
+/*
+ * A large frame at the buffer's front may be taken whole by its handler
+ * (pc_frame_adopt: a batch's payload changes hands instead of being
+ * copied into an entry). Small frames are cheaper to copy than to hand
+ * over, and one not at the front would leave a hole.
+ */
+static void offer_buffer(pc_conn_t *c, pc_frame_t *f, size_t off, size_t n) {
+    if (off == 0 && n >= READ_CHUNK) {
+        f->source = &c->rbuf;
+        f->frame_len = n;
+    }
+}
+
 static void process_input(pc_conn_t *c) {
     size_t off = 0;
     while (c->state != ST_CLOSED) {
@@ -822,10 +835,14 @@ static void process_input(pc_conn_t *c) {
             closef(c, (pulsarc_err_t)n, "bad frame from %s: %s", err);
             return;
         }
+        const uint8_t *base = c->rbuf.data;
+        offer_buffer(c, &f, off, (size_t)n);
         off += (size_t)n;
         dispatch(c, &f);
         pc_frame_clear(&f);
         pc_arena_reset(&c->arena); /* nothing of a frame outlives its dispatch */
+        if (c->rbuf.data != base)
+            off = 0; /* adopted: the buffer now holds only what followed the frame */
     }
     pc_buf_consume(&c->rbuf, off);
     input_done(c); /* closed: the list is empty, each consumer flushed on its own */
@@ -837,11 +854,14 @@ static void process_input(pc_conn_t *c) {
  * is read exactly, so once it is processed nothing is left to move to the
  * buffer's front: reading on past it moved half a frame a frame on
  * average for entries of a batch. Small frames read as much as fits.
+ * An empty buffer reads one chunk: were it to read past a large frame's
+ * end, what followed would have to be copied out when the frame is
+ * adopted (offer_buffer).
  */
 static size_t read_room(const pc_conn_t *c) {
     size_t room = c->rbuf.cap - c->rbuf.len;
     if (c->rbuf.len < 4)
-        return room;
+        return room < READ_CHUNK ? room : READ_CHUNK;
     size_t total = 4 + (size_t)pc_rd_u32(c->rbuf.data);
     if (total < READ_CHUNK || total <= c->rbuf.len)
         return room;

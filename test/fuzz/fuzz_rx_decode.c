@@ -8,8 +8,10 @@
  * Input: up to 8 records, each
  *   [flags:1][metalen:2][paylen:2][acklen:1][meta][payload][ack_set: acklen x 8 bytes]
  * flags bit 0: checksum bad; bit 1: has skip_upto; bits 2-7: entry id.
- * Records of one input share a chunk assembler, so chunk sequences
- * (in order, repeated, with gaps) are explored.
+ * Odd entry ids come in a reader's buffer (with bytes after the frame)
+ * offered for adoption, which is scribbled over and freed before the
+ * messages are read. Records of one input share a chunk assembler, so
+ * chunk sequences (in order, repeated, with gaps) are explored.
  */
 #include <stdint.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "client/message.h"
 #include "client/consumer/rx_decode.h"
 #include "client/rxpool.h"
+#include "core/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -66,18 +69,33 @@ static size_t one_record(const uint8_t *d, size_t left, pc_chunks_t *ch) {
     pc_frame_t f = {.cmd = &cmd, .has_payload = 1, .has_checksum = 1, .checksum_ok = !(d[0] & 1),
                     .meta = d + 6, .meta_len = metalen, .payload = d + 6 + metalen,
                     .payload_len = paylen};
+    pc_buf_t rbuf;
+    pc_buf_init(&rbuf, (size_t)1 << 20);
+    if ((d[0] >> 2) & 1) { /* as the connection offers a frame at its buffer's front */
+        if (pc_buf_append(&rbuf, d + 6, metalen + paylen) || pc_buf_append(&rbuf, "next", 4)) {
+            pc_buf_free(&rbuf);
+            return 0;
+        }
+        f.meta = rbuf.data;
+        f.payload = rbuf.data + metalen;
+        f.source = &rbuf;
+        f.frame_len = metalen + paylen;
+    }
     pulsarc_msgid_t skip = {1, 3, -1, 2, 0};
     pc_rx_opts_t o = {.partition = -1, .skip_upto = (d[0] & 2) ? &skip : NULL};
-    pc_rx_result_t r;
+    pc_rx_result_t r, out;
+    memset(&out, 0, sizeof out);
     pc_rx_decode(pool, &f, &o, &r);
-    if (r.chunk_entry) {
-        pc_rx_result_t out;
-        memset(&out, 0, sizeof out);
-        if (pc_chunks_add(ch, &r, &cm, &o, drop, NULL, &out) == 1)
-            consume_all(&out);
-    } else {
+    int whole = 0;
+    if (r.chunk_entry)
+        whole = pc_chunks_add(ch, &r, &cm, &o, drop, NULL, &out) == 1;
+    if (rbuf.data) /* the reader goes on: what it holds is not the messages' */
+        memset(rbuf.data, 0xA5, rbuf.cap);
+    pc_buf_free(&rbuf);
+    if (whole)
+        consume_all(&out);
+    else if (!r.chunk_entry)
         consume_all(&r);
-    }
     return need;
 }
 

@@ -1,9 +1,13 @@
 /*
  * Live-broker behaviour that needs batches or several consumers at once:
  * acking single messages of a batch (batch-index acks) and Key_Shared
- * out-of-order delivery letting a newly joined consumer start at once.
+ * out-of-order delivery letting a newly joined consumer start at once;
+ * entries large enough to be taken from the connection's read buffer
+ * whole (batches of ~128 KB, single messages of 300 KB) arriving intact
+ * and staying so while later entries are read, and after the close.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -175,6 +179,70 @@ START_TEST(test_shared_priority_levels) {
 }
 END_TEST
 
+/* Byte j of large message i: different for every message and position. */
+static uint8_t pattern(int i, size_t j) { return (uint8_t)(i * 131 + j * 7 + (j >> 8)); }
+
+static void send_patterned(pulsarc_producer_t *p, int from, int to, size_t len) {
+    uint8_t *body = malloc(len);
+    ck_assert_ptr_nonnull(body);
+    for (int i = from; i < to; i++) {
+        for (size_t j = 0; j < len; j++)
+            body[j] = pattern(i, j);
+        pulsarc_msg_t *m = pulsarc_msg_new();
+        pulsarc_msg_set_payload(m, body, len, PULSARC_MSG_F_COPY);
+        pulsarc_msg_set_sequence_id(m, i);
+        ck_assert_int_eq(pulsarc_producer_send_async(p, m, NULL, NULL), PULSARC_OK);
+    }
+    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
+    free(body);
+}
+
+static void expect_patterned(const pulsarc_msg_t *m, int i, size_t len) {
+    ck_assert_uint_eq(pulsarc_msg_len(m), len);
+    const uint8_t *b = pulsarc_msg_payload(m);
+    for (size_t j = 0; j < len; j++)
+        if (b[j] != pattern(i, j))
+            ck_abort_msg("message %d byte %zu: %u, want %u", i, j, b[j], pattern(i, j));
+}
+
+START_TEST(test_large_entries_intact) {
+    enum { SMALL = 300, SMALL_LEN = 2000, BIG = 4, BIG_LEN = 300 * 1000, N = SMALL + BIG };
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("large");
+    const char *kv[] = {"receiverQueueSize", "50", NULL}; /* several FLOWs: reads go on */
+    pulsarc_consumer_t *cons = sub(c, topic, "large", kv);
+    const char *batched[] = {"batchingEnabled", "true", "batchingMaxMessages", "1000",
+                             "batchingMaxPublishDelayMicros", "2000000", NULL};
+    pulsarc_conf_t *conf = pct_conf(batched);
+    pulsarc_producer_t *p = NULL;
+    char err[256];
+    ck_assert_msg(pulsarc_producer_new(c, topic, conf, &p, err, sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_destroy(conf);
+    send_patterned(p, 0, SMALL, SMALL_LEN);   /* batches of batchingMaxBytes (128 KiB) */
+    send_patterned(p, SMALL, N, BIG_LEN);     /* each alone: over batchingMaxBytes */
+    pulsarc_msg_t *got[N] = {0};
+    int batched_seen = 0;
+    for (int k = 0; k < N; k++) {
+        pulsarc_msg_t *m;
+        ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 10000), PULSARC_OK);
+        int i = (int)pulsarc_msg_sequence_id(m);
+        ck_assert(i >= 0 && i < N && !got[i]);
+        got[i] = m; /* all kept: later entries are read while these live */
+        batched_seen += pulsarc_msg_id(m).batch_size > 1;
+        ck_assert_int_eq(pulsarc_consumer_ack(cons, m), PULSARC_OK);
+    }
+    pulsarc_producer_destroy(p);
+    pulsarc_consumer_destroy(cons);
+    printf("large entries: %d of %d messages came in batches\n", batched_seen, N);
+    ck_assert_int_ge(batched_seen, SMALL / 2);
+    for (int i = 0; i < N; i++) { /* after the close, as before it */
+        expect_patterned(got[i], i, i < SMALL ? SMALL_LEN : BIG_LEN);
+        pulsarc_msg_destroy(got[i]);
+    }
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *batches_suite(void) {
     Suite *s = suite_create("live-consumer-batches");
     TCase *tc = tcase_create("batches");
@@ -183,6 +251,7 @@ static Suite *batches_suite(void) {
     tcase_add_test(tc, test_partial_batch_ack_held_back_by_default);
     tcase_add_test(tc, test_key_shared_out_of_order_lets_newcomer_start);
     tcase_add_test(tc, test_shared_priority_levels);
+    tcase_add_test(tc, test_large_entries_intact);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -980,6 +980,86 @@ START_TEST(test_random_mutations) {
 END_TEST
 
 /* ======================================================================== */
+/* pc_frame_adopt: a frame's buffer changes hands instead of being copied. */
+
+static pc_buf_t filled(const char *text, size_t limit) {
+    pc_buf_t b;
+    pc_buf_init(&b, limit);
+    ck_assert_int_eq(pc_buf_append(&b, text, strlen(text)), PULSARC_OK);
+    return b;
+}
+
+START_TEST(test_adopt_swaps_and_moves_the_tail) {
+    pc_buf_t src = filled("FRAMEBYTES" "tail", 1000);
+    pc_buf_t mine = filled("old contents, twenty-nine b..", 500);
+    mine.len = 0; /* empty, with memory of its own */
+    uint8_t *frame_mem = src.data, *mine_mem = mine.data;
+    size_t src_cap = src.cap, mine_cap = mine.cap;
+    pc_frame_t f = {.source = &src, .frame_len = 10};
+    ck_assert_int_eq(pc_frame_adopt(&f, &mine), 0);
+    /* mine holds the frame where it was read, with its own limit */
+    ck_assert_ptr_eq(mine.data, frame_mem);
+    ck_assert_uint_eq(mine.len, 10);
+    ck_assert_uint_eq(mine.cap, src_cap);
+    ck_assert_uint_eq(mine.limit, 500);
+    ck_assert(memcmp(mine.data, "FRAMEBYTES", 10) == 0);
+    /* the source got mine's memory, the bytes after the frame at its front */
+    ck_assert_ptr_eq(src.data, mine_mem);
+    ck_assert_uint_eq(src.len, 4);
+    ck_assert_uint_eq(src.cap, mine_cap);
+    ck_assert_uint_eq(src.limit, 1000);
+    ck_assert(memcmp(src.data, "tail", 4) == 0);
+    pc_buf_free(&src);
+    pc_buf_free(&mine);
+}
+END_TEST
+
+START_TEST(test_adopt_with_nothing_after_and_no_memory) {
+    pc_buf_t src = filled("WHOLEFRAME", 1000), mine;
+    pc_buf_init(&mine, 500); /* never allocated: the source gets none */
+    uint8_t *frame_mem = src.data;
+    pc_frame_t f = {.source = &src, .frame_len = 10};
+    ck_assert_int_eq(pc_frame_adopt(&f, &mine), 0);
+    ck_assert_ptr_eq(mine.data, frame_mem);
+    ck_assert_uint_eq(mine.len, 10);
+    ck_assert_ptr_null(src.data);
+    ck_assert_uint_eq(src.len, 0);
+    ck_assert_uint_eq(src.cap, 0);
+    /* and the reader can grow it again */
+    ck_assert_int_eq(pc_buf_append(&src, "next", 4), PULSARC_OK);
+    pc_buf_free(&src);
+    pc_buf_free(&mine);
+}
+END_TEST
+
+START_TEST(test_adopt_refusals_change_nothing) {
+    pc_buf_t src = filled("FRAMEBYTES" "tail", 1000);
+    uint8_t *frame_mem = src.data;
+    pc_buf_t mine = filled("x", 5000);
+    pc_frame_t f = {.source = &src, .frame_len = 10};
+    /* mine is not empty */
+    ck_assert_int_eq(pc_frame_adopt(&f, &mine), -1);
+    /* mine holds more memory than the source may */
+    ck_assert_int_eq(pc_buf_reserve(&mine, 2000), PULSARC_OK);
+    mine.len = 0;
+    ck_assert_int_eq(pc_frame_adopt(&f, &mine), -1);
+    /* no source: a frame the reader did not offer */
+    pc_frame_t plain = {.source = NULL, .frame_len = 10};
+    pc_buf_t empty;
+    pc_buf_init(&empty, 500);
+    ck_assert_int_eq(pc_frame_adopt(&plain, &empty), -1);
+    /* a frame length past the bytes held */
+    pc_frame_t lying = {.source = &src, .frame_len = 15};
+    ck_assert_int_eq(pc_frame_adopt(&lying, &empty), -1);
+    ck_assert_ptr_eq(src.data, frame_mem);
+    ck_assert_uint_eq(src.len, 14);
+    ck_assert_ptr_null(empty.data);
+    pc_buf_free(&src);
+    pc_buf_free(&mine);
+}
+END_TEST
+
+/* ======================================================================== */
 
 static TCase *tc(const char *name) {
     TCase *t = tcase_create(name);
@@ -1034,6 +1114,12 @@ static Suite *frame_suite(void) {
     tcase_add_test(t, test_reject_bem_size_over_frame);
     tcase_add_test(t, test_bad_checksum_continues);
     tcase_add_test(t, test_corrupt_payload_detected);
+    suite_add_tcase(s, t);
+
+    t = tc("adopt");
+    tcase_add_test(t, test_adopt_swaps_and_moves_the_tail);
+    tcase_add_test(t, test_adopt_with_nothing_after_and_no_memory);
+    tcase_add_test(t, test_adopt_refusals_change_nothing);
     suite_add_tcase(s, t);
 
     t = tc("fuzz");

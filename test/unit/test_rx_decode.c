@@ -93,6 +93,42 @@ static void decode(const pc_buf_t *payload, int claimed, const int64_t *ack, siz
     pc_rx_decode(pool(), &f, &o, r);
 }
 
+/*
+ * A batch frame as the reader holds it: head bytes standing for the
+ * command, the metadata, the batch payload, then `after` (the start of the
+ * next frame). f is offered for adoption, its bytes pointing into *rbuf.
+ */
+static void frame_in_buffer(pc_buf_t *rbuf, const pc_buf_t *payload, int claimed, const char *after,
+                            pc_frame_t *f, pc_cmd_t *cmd, Pulsar__Proto__CommandMessage *cm,
+                            Pulsar__Proto__MessageIdData *mid) {
+    Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    md.producer_name = "p";
+    md.sequence_id = 100;
+    md.publish_time = 1700000000000ull;
+    md.has_num_messages_in_batch = 1;
+    md.num_messages_in_batch = claimed;
+    uint8_t meta[256];
+    size_t meta_len = pulsar__proto__message_metadata__pack(&md, meta);
+    static const char head[] = "command-bytes...";
+    ck_assert_int_eq(pc_buf_append(rbuf, head, sizeof head - 1), PULSARC_OK);
+    ck_assert_int_eq(pc_buf_append(rbuf, meta, meta_len), PULSARC_OK);
+    ck_assert_int_eq(pc_buf_append(rbuf, payload->data, payload->len), PULSARC_OK);
+    size_t frame_len = rbuf->len;
+    ck_assert_int_eq(pc_buf_append(rbuf, after, strlen(after)), PULSARC_OK);
+    *mid = (Pulsar__Proto__MessageIdData)PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    mid->ledgerid = LEDGER;
+    mid->entryid = ENTRY;
+    *cm = (Pulsar__Proto__CommandMessage)PULSAR__PROTO__COMMAND_MESSAGE__INIT;
+    cm->message_id = mid;
+    *cmd = (pc_cmd_t)PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd->type = PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE;
+    cmd->message = cm;
+    const uint8_t *m = rbuf->data + sizeof head - 1;
+    *f = (pc_frame_t){.cmd = cmd, .has_payload = 1, .checksum_ok = 1, .meta = m, .meta_len = meta_len,
+                      .payload = m + meta_len, .payload_len = payload->len, .source = rbuf,
+                      .frame_len = frame_len};
+}
+
 static pc_buf_t batch(const rec_t *recs, int n) {
     pc_buf_t b;
     pc_buf_init(&b, (size_t)1 << 20);
@@ -321,6 +357,79 @@ START_TEST(test_single_entry) {
 }
 END_TEST
 
+/*
+ * An entry offered by the reader is taken, not copied: the messages point
+ * into the very bytes read, the reader keeps what followed the frame, and
+ * the messages outlive anything the reader does with its buffer next.
+ */
+START_TEST(test_adopted_frame) {
+    rec_t recs[] = {{"first", 1, 0, 0, 0, 0}, {"second", 2, "k", "p", 0, 0}, {"third", -1, 0, 0, 7, 0}};
+    int n = 3;
+    pc_buf_t b = batch(recs, n);
+    for (int round = 0; round < 3; round++) { /* later rounds swap in pooled entries' buffers */
+        pc_buf_t rbuf;
+        pc_buf_init(&rbuf, (size_t)1 << 20);
+        pc_frame_t f;
+        pc_cmd_t cmd;
+        Pulsar__Proto__CommandMessage cm;
+        Pulsar__Proto__MessageIdData mid;
+        frame_in_buffer(&rbuf, &b, n, "NEXT", &f, &cmd, &cm, &mid);
+        const uint8_t *read_at = rbuf.data, *payload_at = f.payload;
+        pc_rx_opts_t o = {.partition = 3, .skip_upto = NULL};
+        pc_rx_result_t r;
+        pc_rx_decode(pool(), &f, &o, &r);
+        ck_assert_int_eq(r.validation_error, -1);
+        ck_assert_uint_eq(r.n, 3);
+        /* the first record's payload, in place: 4 + metadata bytes in */
+        const uint8_t *p = pulsarc_msg_payload(nth(&r, 0));
+        ck_assert(p > payload_at && p < payload_at + b.len);
+        ck_assert(rbuf.data != read_at);
+        ck_assert_uint_eq(rbuf.len, 4);
+        ck_assert(memcmp(rbuf.data, "NEXT", 4) == 0);
+        /* the reader reuses and frees its buffer: the messages are intact */
+        ck_assert_int_eq(pc_buf_reserve(&rbuf, 4096), PULSARC_OK);
+        memset(rbuf.data, 0xAB, rbuf.cap);
+        pc_buf_free(&rbuf);
+        for (int i = 0; i < n; i++)
+            expect_msg(&r, (size_t)i, recs, i, n);
+        pc_rx_result_discard(&r);
+    }
+    pc_buf_free(&b);
+}
+END_TEST
+
+/* An entry's buffer larger than the reader may hold is not swapped in: copied. */
+START_TEST(test_adoption_refused_copies) {
+    rec_t recs[] = {{"only", 5, 0, 0, 0, 0}};
+    pc_buf_t b = batch(recs, 1);
+    pc_buf_t rbuf;
+    pc_buf_init(&rbuf, 80); /* below what any pooled entry's buffer holds (256 or more) */
+    pc_frame_t f;
+    pc_cmd_t cmd;
+    Pulsar__Proto__CommandMessage cm;
+    Pulsar__Proto__MessageIdData mid;
+    frame_in_buffer(&rbuf, &b, 1, "", &f, &cmd, &cm, &mid);
+    const uint8_t *read_at = rbuf.data;
+    size_t held = rbuf.len;
+    /* an entry in the pool with a buffer of its own first */
+    pc_rx_result_t r;
+    decode(&b, 1, NULL, 0, NULL, &r);
+    pc_rx_result_discard(&r);
+    pc_rx_opts_t o = {.partition = 3, .skip_upto = NULL};
+    pc_rx_decode(pool(), &f, &o, &r);
+    ck_assert_int_eq(r.validation_error, -1);
+    ck_assert_uint_eq(r.n, 1);
+    ck_assert_ptr_eq(rbuf.data, read_at);
+    ck_assert_uint_eq(rbuf.len, held);
+    const uint8_t *p = pulsarc_msg_payload(r.first);
+    ck_assert(p < read_at || p >= read_at + rbuf.cap);
+    memset(rbuf.data, 0xAB, rbuf.len);
+    pc_buf_free(&rbuf);
+    expect_msg(&r, 0, recs, 0, 1);
+    finish(&r, &b);
+}
+END_TEST
+
 static Suite *rx_decode_suite(void) {
     Suite *s = suite_create("rx-decode");
     TCase *tc = tcase_create("batch");
@@ -329,6 +438,8 @@ static Suite *rx_decode_suite(void) {
     tcase_add_test(tc, test_filters);
     tcase_add_test(tc, test_truncated_and_lying_batches);
     tcase_add_test(tc, test_single_entry);
+    tcase_add_test(tc, test_adopted_frame);
+    tcase_add_test(tc, test_adoption_refused_copies);
     suite_add_tcase(s, tc);
     return s;
 }

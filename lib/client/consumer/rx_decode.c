@@ -1,7 +1,9 @@
 /*
  * Design notes: the consumer's hot path. One MESSAGE frame becomes one
- * entry (pooled) holding the payload — copied once, or decompressed into
- * it — and the entry's metadata decoded into the entry's arena (by hand,
+ * entry (pooled) holding the payload — the frame's own bytes when the
+ * connection offers its read buffer (a large frame: the buffers swap, no
+ * copy), else copied once, or decompressed into it — and the entry's
+ * metadata decoded into the entry's arena (by hand,
  * core/pbfast.h, protobuf-c for the rare fields). Each message of a batch
  * is then a slot of the entry's message array, copied from a template of
  * what the batch shares: no per-message malloc, lock or payload copy.
@@ -123,6 +125,13 @@ static inline int parse_smm(const uint8_t *p, const uint8_t *end, smm_t *s) {
 }
 
 /* ---------- building message views ---------- */
+
+/* The payload in e's data: past the frame's head when the frame was adopted. */
+static const uint8_t *entry_payload(const pc_entry_t *e) {
+    return e->data_off ? e->data.data + e->data_off : e->data.data;
+}
+
+static size_t entry_payload_len(const pc_entry_t *e) { return e->data.len - e->data_off; }
 
 __attribute__((format(printf, 3, 4))) static void result_fail(pc_rx_result_t *r, int ve,
                                                               const char *fmt, ...) {
@@ -312,7 +321,7 @@ static size_t at_most(size_t claimed, size_t bound) { return claimed < bound ? c
 
 /* Message slots for a batch. */
 static int reserve_batch(pc_entry_t *e, int n) {
-    return pc_entry_reserve_msgs(e, at_most(n > 0 ? (size_t)n : 0, records_fit(e->data.len)));
+    return pc_entry_reserve_msgs(e, at_most(n > 0 ? (size_t)n : 0, records_fit(entry_payload_len(e))));
 }
 
 /*
@@ -448,7 +457,8 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
                         const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
                         pc_rx_result_t *r) {
     /* An empty payload has no buffer: point at a static byte, never offset NULL. */
-    const uint8_t *p = e->data.data ? e->data.data : (const uint8_t *)"", *end = p + e->data.len;
+    const uint8_t *p = e->data.data ? entry_payload(e) : (const uint8_t *)"";
+    const uint8_t *end = p + entry_payload_len(e);
     int n = md->num_messages_in_batch;
     if (reserve_batch(e, n)) {
         result_fail(r, -2, "out of memory decoding a batch of %d", n);
@@ -527,8 +537,8 @@ static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
                     (long long)id.entry_id);
         return;
     }
-    m->data = e->data.data;
-    m->len = e->data.len;
+    m->data = (uint8_t *)entry_payload(e);
+    m->len = entry_payload_len(e);
     push(r, m);
 }
 
@@ -559,11 +569,31 @@ static int decompress_into(pc_buf_t *dst, const Pulsar__Proto__MessageMetadata *
     return 0;
 }
 
-/* md NULL: the bytes as they are (an entry left encrypted). */
-static int load_payload(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+/*
+ * The frame's bytes become e's (their buffer changes hands with e's own,
+ * see pc_frame_adopt) when the payload is used as it came: a batch of
+ * 100 KB is then not copied at all. 0 when taken.
+ */
+__attribute__((noinline)) static int adopt_payload(pc_entry_t *e, const pc_frame_t *f,
+                                                   const uint8_t *src, size_t len) {
+    if (src != f->payload || len != f->payload_len || len > e->pool->max_entry_bytes)
+        return -1;
+    size_t off = (size_t)(f->payload - f->source->data);
+    e->data.len = 0;
+    if (pc_frame_adopt(f, &e->data))
+        return -1;
+    e->data_off = off;
+    return 0;
+}
+
+/* md NULL: the bytes as they are (an entry left encrypted). Inlined: as a
+ * call it cost a small frame 32 instructions of register saves. */
+__attribute__((always_inline)) static inline int load_payload(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md, const pc_frame_t *f,
                         const uint8_t *src, size_t len, pc_rx_result_t *r) {
     if (md && md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE)
         return decompress_into(&e->data, md, src, len, e->pool->max_entry_bytes, r);
+    if (f->source && !adopt_payload(e, f, src, len)) /* kept out of line: small frames pass by */
+        return 0;
     e->data.len = 0;
     if (pc_buf_append(&e->data, src, len)) {
         result_fail(r, VE_UNCOMPRESSED_SIZE, "entry of %zu bytes is above the limit %zu", len,
@@ -675,9 +705,9 @@ void pc_rx_decode(pc_rxpool_t *pool, const pc_frame_t *f, const pc_rx_opts_t *o,
         return;
     }
     int enc = pc_rx_open_encrypted(o, md, &src, &len, r); /* end-to-end encryption */
-    if (enc == 1 && !load_payload(e, NULL, src, len, r))
+    if (enc == 1 && !load_payload(e, NULL, f, src, len, r))
         build_undecrypted(e, md, cm, o, r);
-    else if (enc == 0 && !load_payload(e, md, src, len, r))
+    else if (enc == 0 && !load_payload(e, md, f, src, len, r))
         build(e, md, cm, o, r);
     pc_entry_unref(e);
 }
@@ -689,13 +719,14 @@ void pc_rx_decode_entry(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
     if (md->has_compression && md->compression != PULSAR__PROTO__COMPRESSION_TYPE__NONE) {
         pc_buf_t out;
         pc_buf_init(&out, e->pool->max_entry_bytes);
-        if (decompress_into(&out, md, e->data.data, e->data.len, e->pool->max_entry_bytes, r)) {
+        if (decompress_into(&out, md, entry_payload(e), entry_payload_len(e), e->pool->max_entry_bytes, r)) {
             pc_buf_free(&out);
             pc_entry_unref(e);
             return;
         }
         pc_buf_free(&e->data);
         e->data = out;
+        e->data_off = 0;
     }
     build(e, md, cm, o, r);
     pc_entry_unref(e);
