@@ -8,7 +8,8 @@
  * with a start position, start_position.c and reader.c). What the kinds share
  * lives here: identity, reference count, and the receive queue the
  * application takes messages from (receive_queue.c), guarded by `lock`.
- * handle.c runs the common life cycle and the public calls that dispatch;
+ * handle.c runs the common life cycle and the public calls that dispatch,
+ * above interceptors.c; the reference count is handle_ref.c, below both;
  * create.c picks the kind for pulsarc_consumer_new. A new kind fills a
  * pc_consumer_ops_t and delivers through single-topic members.
  *
@@ -100,16 +101,18 @@ struct pc_consumer_ops {
     uint32_t (*subscribed)(pulsarc_consumer_t *c, pc_single_t *member);
 };
 
+/* handle_ref.c: the handle's reference count (any thread); the last unref calls ops->free. */
+void pc_consumer_ref(pulsarc_consumer_t *c);
+void pc_consumer_unref(pulsarc_consumer_t *c);
+/* Posting helper for the public API: runs fn(arg) on the loop holding a reference on c. */
+pulsarc_err_t pc_consumer_post(pulsarc_consumer_t *c, pc_loop_fn fn, void *arg);
+
 /* handle.c: the common part's life cycle and the public calls that dispatch. */
 pulsarc_err_t pc_consumer_base_init(pulsarc_consumer_t *c, const pc_consumer_ops_t *ops,
                                     pulsarc_client_t *cl, const char *sub);
 /* Frees what pc_consumer_base_init made; the queue must be empty. */
 void pc_consumer_base_free(pulsarc_consumer_t *c);
-void pc_consumer_ref(pulsarc_consumer_t *c);
-void pc_consumer_unref(pulsarc_consumer_t *c);
 int pc_consumer_is_shared(const pulsarc_consumer_t *c);
-/* Posting helper for the public API: runs fn(arg) on the loop holding a reference on c. */
-pulsarc_err_t pc_consumer_post(pulsarc_consumer_t *c, pc_loop_fn fn, void *arg);
 /* Reads what every kind configures from conf (queue, batch receive, listener, events,
  * interceptors); PULSARC_ERR_NOMEM when the interceptors could not be copied. */
 pulsarc_err_t pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf);
