@@ -138,7 +138,7 @@ size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
 pulsarc_err_t pc_queue_wait_locked(pulsarc_consumer_t *q, int timeout_ms, struct timespec *dl);
 /* Removes the head (lock held, queue not empty) and owes no permit for it. */
 pulsarc_msg_t *pc_queue_take_locked(pulsarc_consumer_t *q);
-/* Flow permits the single-topic consumers behind c have granted so far (tests). */
+/* permits.c: flow permits the single-topic consumers behind c have granted so far (tests). */
 uint64_t pc_consumer_permits_sent(pulsarc_consumer_t *c);
 
 /* zero_queue.c: receiverQueueSize 0 on one non-partitioned topic. */

@@ -3,32 +3,26 @@
  * application. The io thread appends decoded messages (deliver.c: one
  * lock per read, not per message); application threads take them with receive,
  * batch receive, or through the message listener run on the client's
- * callback thread. Every message taken returns one flow permit; permits
- * go back to the broker as one FLOW once half the queue's worth is owed.
- * With autoScaledReceiverQueueSizeEnabled "the queue" is its current size:
- * one message at first, doubled whenever the application finds it empty
- * after the broker had used up its permits (scale_locked), and halved,
- * not below one, when an idle check (every autoScaledReceiverQueueIdleMs,
- * on the io thread) finds that it stayed below a quarter of its size and
- * fewer than a quarter arrived (pc_single_idle_check). Permits the broker
- * holds cannot be taken back: the halving's worth is withheld from the
- * next permits owed instead, so what the broker may push follows the
- * queue down, and the pool of received-message memory is trimmed to it.
- * Entries we had to drop return their permits at once, so the broker
- * never stalls on permits we silently ate.
+ * callback thread. Every message taken owes one flow permit to the
+ * single-topic consumer that received it (its rx_owner); the permits
+ * themselves, their FLOW and the idle check that shrinks an auto-scaled
+ * queue are the single consumer's (permits.c, below this file: the queue
+ * calls pc_single_owe_* and pc_single_post_flow, nothing there calls
+ * back). With autoScaledReceiverQueueSizeEnabled "the queue" is its
+ * current size: one message at first, doubled whenever the application
+ * finds it empty after the broker had used up its permits (scale_locked).
  *
  * The queue belongs to the common handle (consumer_int.h), whatever kind
- * it is; permits belong to the single-topic consumer that received a
- * message (its rx_owner), which may deliver into a multi-topic
- * consumer's queue. Lock order: the queue's lock, then the receiving
- * consumer's when they differ.
+ * it is; a multi-topic consumer's members deliver into their parent's.
+ * Lock order: the queue's lock, then the receiving consumer's when they
+ * differ.
  *
  * Kinds that do not prefetch (zero_queue.c) take messages through their
  * own receive and listener operations, built on the wait and take here,
  * and decide the permits a fresh subscription asks for.
  *
- * Threads: append/refund/send_flow on the io thread; receive and the
- * listener on application threads; `lock` guards everything shared.
+ * Threads: append on the io thread; receive and the listener on
+ * application threads; `lock` guards everything shared.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,92 +31,6 @@
 #include "client/consumer/interceptors.h"
 #include "client/consumer/single.h"
 #include "core/err.h"
-
-/* ---------- permits ---------- */
-
-void pc_single_send_flow(pc_single_t *c, uint32_t n) {
-    if (c->h.state != PC_H_READY || !c->h.conn || n == 0)
-        return;
-    Pulsar__Proto__CommandFlow fl = PULSAR__PROTO__COMMAND_FLOW__INIT;
-    fl.consumer_id = c->id;
-    fl.messagepermits = n;
-    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__FLOW;
-    cmd.flow = &fl;
-    pc_conn_send(c->h.conn, &cmd);
-    pthread_mutex_lock(&c->base.lock);
-    c->base.permits_sent += n;
-    pthread_mutex_unlock(&c->base.lock);
-}
-
-uint32_t pc_single_subscribed_permits(pc_single_t *c) {
-    pulsarc_consumer_t *q = c->queue;
-    if (q->ops->subscribed)
-        return q->ops->subscribed(q, c);
-    pthread_mutex_lock(&c->base.lock);
-    uint32_t n = (uint32_t)c->base.cur_queue_size; /* the broker holds nothing: grant it all */
-    c->withheld = 0;                               /* nor anything a shrink kept back */
-    pthread_mutex_unlock(&c->base.lock);
-    return n;
-}
-
-static pulsarc_err_t add_permits_sent(pc_single_t *s, void *arg) {
-    pthread_mutex_lock(&s->base.lock);
-    *(uint64_t *)arg += s->base.permits_sent;
-    pthread_mutex_unlock(&s->base.lock);
-    return PULSARC_OK;
-}
-
-uint64_t pc_consumer_permits_sent(pulsarc_consumer_t *c) {
-    uint64_t n = 0;
-    c->ops->each_single(c, add_permits_sent, &n);
-    return n;
-}
-
-static void do_flow(void *arg) {
-    pc_single_t *c = arg;
-    pthread_mutex_lock(&c->base.lock);
-    uint32_t n = c->permits;
-    c->permits = 0;
-    c->flow_posted = 0;
-    pthread_mutex_unlock(&c->base.lock);
-    pc_single_send_flow(c, n);
-    pc_consumer_unref(&c->base);
-}
-
-/* A shrink's withheld permits are paid from those owed before any go out. Lock held. */
-static void pay_withheld_locked(pc_single_t *c) {
-    uint32_t keep = c->withheld < c->permits ? c->withheld : c->permits;
-    c->withheld -= keep;
-    c->permits -= keep;
-}
-
-/* Owes n permits back; 1 when the caller must post a FLOW. Lock held. */
-static int owe_locked(pc_single_t *c, uint32_t n) {
-    c->permits += n;
-    pay_withheld_locked(c);
-    if (c->flow_posted || c->permits == 0 || c->permits < (uint32_t)(c->base.cur_queue_size + 1) / 2)
-        return 0;
-    c->flow_posted = 1;
-    return 1;
-}
-
-static void post_flow(pc_single_t *c) {
-    if (pc_loop_in_thread(c->base.client->loop)) {
-        pc_consumer_ref(&c->base);
-        do_flow(c);
-    } else {
-        pc_consumer_post(&c->base, do_flow, c);
-    }
-}
-
-void pc_single_refund(pc_single_t *c, uint32_t permits) {
-    pthread_mutex_lock(&c->base.lock);
-    int flow = permits && owe_locked(c, permits);
-    pthread_mutex_unlock(&c->base.lock);
-    if (flow)
-        post_flow(c);
-}
 
 /* ---------- the queue ---------- */
 
@@ -212,16 +120,6 @@ size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
 
 /* ---------- taking messages out (application threads) ---------- */
 
-/* A member's permit, returned while the queue's lock is held (queue -> member order). */
-static void owe_member(pc_single_t *member) {
-    pthread_mutex_lock(&member->base.lock);
-    member->base.stats.delivered++;
-    int flow = owe_locked(member, 1);
-    pthread_mutex_unlock(&member->base.lock);
-    if (flow)
-        post_flow(member);
-}
-
 /*
  * Removes the head (lock held). Its permit goes back to the consumer that
  * received it: under the lock already held when that is the queue's own
@@ -245,8 +143,8 @@ static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
     pulsarc_msg_t *m = pc_queue_take_locked(q);
     pc_single_t *owner = pc_single_of(m->rx_owner);
     if (m->rx_owner != q)
-        owe_member(owner);
-    else if (owe_locked(owner, 1))
+        pc_single_owe_member(owner);
+    else if (pc_single_owe_locked(owner, 1))
         *flow = owner;
     return m; /* rx_owner stays: acks of a multi-topic consumer route by it */
 }
@@ -266,33 +164,8 @@ static void scale_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
     q->cur_queue_size = grown;
     q->scale_hint = 0;
     pc_rxpool_set_queue(pc_single_of(q)->pool, (size_t)grown); /* its lock is a leaf */
-    if (owe_locked(pc_single_of(q), (uint32_t)(grown - cur)))
+    if (pc_single_owe_locked(pc_single_of(q), (uint32_t)(grown - cur)))
         *flow = pc_single_of(q);
-}
-
-void pc_single_idle_check(pc_single_t *c) {
-    pulsarc_consumer_t *q = &c->base;
-    int shrunk = 0;
-    pthread_mutex_lock(&q->lock);
-    uint64_t arrived = q->stats.received - q->received_at_check;
-    size_t cur = (size_t)q->cur_queue_size;
-    if (cur > 1 && q->qlen_peak * 4 < cur && arrived * 4 < cur) {
-        shrunk = (int)cur / 2;
-        q->cur_queue_size = shrunk;
-        q->scale_hint = 0;
-        c->withheld += (uint32_t)(cur - (size_t)shrunk);
-        pay_withheld_locked(c);
-        /* Never more than the broker may still push: what is withheld is
-         * paid by messages arriving, and a debt nothing can pay would stall. */
-        uint64_t out = q->permits_sent > q->stats.received ? q->permits_sent - q->stats.received : 0;
-        if (c->withheld > out)
-            c->withheld = (uint32_t)out;
-    }
-    q->received_at_check = q->stats.received;
-    q->qlen_peak = q->qlen;
-    pthread_mutex_unlock(&q->lock);
-    if (shrunk)
-        pc_rxpool_set_queue(c->pool, (size_t)shrunk);
 }
 
 /* Scales before a receive waits; a grown queue's permits go out first (lock held, dropped meanwhile). */
@@ -301,7 +174,7 @@ static void scale_before_wait_locked(pulsarc_consumer_t *c) {
     scale_locked(c, &flow);
     if (flow) {
         pthread_mutex_unlock(&c->lock);
-        post_flow(flow);
+        pc_single_post_flow(flow);
         pthread_mutex_lock(&c->lock);
     }
 }
@@ -350,7 +223,7 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
         *msgp = pop_locked(c, &flow);
     pthread_mutex_unlock(&c->lock);
     if (flow)
-        post_flow(flow);
+        pc_single_post_flow(flow);
     if (!err)
         pc_consumer_icpts_before_consume(c, msgp, 1);
     return err;
@@ -374,7 +247,7 @@ static size_t pop_run_locked(pulsarc_consumer_t *q, pulsarc_msg_t **msgs, size_t
         if (m->rx_owner == q)
             own++;
         else
-            owe_member(pc_single_of(m->rx_owner));
+            pc_single_owe_member(pc_single_of(m->rx_owner));
         taken_bytes += m->len;
         msgs[n++] = last = m;
     }
@@ -386,7 +259,7 @@ static size_t pop_run_locked(pulsarc_consumer_t *q, pulsarc_msg_t **msgs, size_t
     q->last_dequeued = last->id;
     q->has_dequeued = 1;
     q->stats.delivered += n;
-    if (own && owe_locked(pc_single_of(q), own))
+    if (own && pc_single_owe_locked(pc_single_of(q), own))
         *flow = pc_single_of(q);
     *bytes += taken_bytes;
     return n;
@@ -420,7 +293,7 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     }
     pthread_mutex_unlock(&c->lock);
     if (flow)
-        post_flow(flow);
+        pc_single_post_flow(flow);
     pc_consumer_icpts_before_consume(c, msgs, *n);
     /* A short or empty batch at the deadline is a normal outcome. */
     if (err == PULSARC_ERR_NO_MESSAGE || *n > 0)
@@ -447,7 +320,7 @@ static void drain_to_listener(pulsarc_consumer_t *c) {
         }
         pthread_mutex_unlock(&c->lock);
         if (flow)
-            post_flow(flow);
+            pc_single_post_flow(flow);
         if (!m)
             break;
         c->listener(c, m, c->listener_opaque);
