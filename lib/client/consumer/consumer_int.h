@@ -28,9 +28,31 @@
 typedef struct pc_single pc_single_t;
 typedef struct pc_consumer_ops pc_consumer_ops_t;
 
+/*
+ * The receive queue's upcalls to the consumer that received a message (the
+ * message's rx_owner, or the queue's own consumer when it auto-scales):
+ * the flow permits it owes back as its messages are handed out. The queue
+ * (receive_queue.c) knows nothing else of the receiver; a single-topic
+ * consumer fills the table (permits.c). rx is the queue's own consumer or
+ * a member delivering into it (lock order: the queue's, then the member's).
+ */
+typedef struct pc_queue_receiver_ops {
+    /* n permits owed (rx's lock held); 1: call post_flow once the lock is released. */
+    int (*owe_locked)(pulsarc_consumer_t *rx, uint32_t n);
+    /* One permit owed by a member, the queue's lock held and the member's not. */
+    void (*owe_member)(pulsarc_consumer_t *rx);
+    /* Sends what rx owes (no lock held, or only a parent queue's). */
+    void (*post_flow)(pulsarc_consumer_t *rx);
+    /* Permits owed and not yet sent (rx's lock held). */
+    uint32_t (*owed_locked)(pulsarc_consumer_t *rx);
+    /* Auto-scaling set rx's queue to n messages (its lock held; a leaf lock may be taken). */
+    void (*resized)(pulsarc_consumer_t *rx, size_t n);
+} pc_queue_receiver_ops_t;
+
 struct pulsarc_consumer_s {
     pc_handle_t handle;
     const pc_consumer_ops_t *ops;
+    const pc_queue_receiver_ops_t *rx_ops; /* set by kinds that receive (single-topic); else NULL */
     pulsarc_client_t *client;
     pc_topic_t topic;            /* what pulsarc_consumer_topic() shows */
     char *sub;

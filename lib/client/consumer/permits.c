@@ -16,11 +16,13 @@
  * worth is withheld from the next permits owed instead, and the pool of
  * received-message memory is trimmed to the new size.
  *
- * Below receive_queue.c (which calls pc_single_owe_* and
- * pc_single_post_flow as it hands messages out) and single.c (which grants
- * a fresh subscription's permits and runs the idle check); it calls
- * neither. Threads: FLOW is sent on the io thread (posted there from
- * application threads); the counters are under the consumer's lock, or
+ * The receive queue reaches these through the receiver's table
+ * (pc_single_receiver_ops, set on every single-topic consumer as it is
+ * made) as it hands messages out; single.c calls down for a fresh
+ * subscription's permits and the idle check. Nothing here calls either.
+ *
+ * Threads: FLOW is sent on the io thread (posted there from application
+ * threads); the counters are under the consumer's lock, or
  * the queue's when the consumer is its own queue (the same lock). Lock
  * order: the queue's lock, then the receiving consumer's when they differ.
  */
@@ -84,7 +86,7 @@ static void pay_withheld_locked(pc_single_t *c) {
 }
 
 /* Owes n permits back; 1 when the caller must post a FLOW. Lock held. */
-int pc_single_owe_locked(pc_single_t *c, uint32_t n) {
+static int owe_locked(pc_single_t *c, uint32_t n) {
     c->permits += n;
     pay_withheld_locked(c);
     if (c->flow_posted || c->permits == 0 || c->permits < (uint32_t)(c->base.cur_queue_size + 1) / 2)
@@ -93,7 +95,7 @@ int pc_single_owe_locked(pc_single_t *c, uint32_t n) {
     return 1;
 }
 
-void pc_single_post_flow(pc_single_t *c) {
+static void post_flow(pc_single_t *c) {
     if (pc_loop_in_thread(c->base.client->loop)) {
         pc_consumer_ref(&c->base);
         do_flow(c);
@@ -104,20 +106,20 @@ void pc_single_post_flow(pc_single_t *c) {
 
 void pc_single_refund(pc_single_t *c, uint32_t permits) {
     pthread_mutex_lock(&c->base.lock);
-    int flow = permits && pc_single_owe_locked(c, permits);
+    int flow = permits && owe_locked(c, permits);
     pthread_mutex_unlock(&c->base.lock);
     if (flow)
-        pc_single_post_flow(c);
+        post_flow(c);
 }
 
 /* A member's permit, returned while the queue's lock is held (queue -> member order). */
-void pc_single_owe_member(pc_single_t *member) {
+static void owe_member(pc_single_t *member) {
     pthread_mutex_lock(&member->base.lock);
     member->base.stats.delivered++;
-    int flow = pc_single_owe_locked(member, 1);
+    int flow = owe_locked(member, 1);
     pthread_mutex_unlock(&member->base.lock);
     if (flow)
-        pc_single_post_flow(member);
+        post_flow(member);
 }
 
 void pc_single_idle_check(pc_single_t *c) {
@@ -144,3 +146,27 @@ void pc_single_idle_check(pc_single_t *c) {
     if (shrunk)
         pc_rxpool_set_queue(c->pool, (size_t)shrunk);
 }
+
+/* ---------- the receive queue's table (consumer_int.h) ---------- */
+
+static int rx_owe_locked(pulsarc_consumer_t *rx, uint32_t n) {
+    return owe_locked(pc_single_of(rx), n);
+}
+
+static void rx_owe_member(pulsarc_consumer_t *rx) { owe_member(pc_single_of(rx)); }
+
+static void rx_post_flow(pulsarc_consumer_t *rx) { post_flow(pc_single_of(rx)); }
+
+static uint32_t rx_owed_locked(pulsarc_consumer_t *rx) { return pc_single_of(rx)->permits; }
+
+static void rx_resized(pulsarc_consumer_t *rx, size_t n) {
+    pc_rxpool_set_queue(pc_single_of(rx)->pool, n); /* its lock is a leaf */
+}
+
+const pc_queue_receiver_ops_t pc_single_receiver_ops = {
+    .owe_locked = rx_owe_locked,
+    .owe_member = rx_owe_member,
+    .post_flow = rx_post_flow,
+    .owed_locked = rx_owed_locked,
+    .resized = rx_resized,
+};

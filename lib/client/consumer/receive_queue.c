@@ -4,11 +4,11 @@
  * lock per read, not per message); application threads take them with receive,
  * batch receive, or through the message listener run on the client's
  * callback thread. Every message taken owes one flow permit to the
- * single-topic consumer that received it (its rx_owner); the permits
- * themselves, their FLOW and the idle check that shrinks an auto-scaled
- * queue are the single consumer's (permits.c, below this file: the queue
- * calls pc_single_owe_* and pc_single_post_flow, nothing there calls
- * back). With autoScaledReceiverQueueSizeEnabled "the queue" is its
+ * consumer that received it (its rx_owner); the queue tells it through
+ * the receiver's table (pc_queue_receiver_ops_t, consumer_int.h) and knows
+ * nothing else of it. The permits themselves, their FLOW and the idle
+ * check that shrinks an auto-scaled queue are the single-topic consumer's
+ * (permits.c fills the table). With autoScaledReceiverQueueSizeEnabled "the queue" is its
  * current size: one message at first, doubled whenever the application
  * finds it empty after the broker had used up its permits (scale_locked).
  *
@@ -28,9 +28,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/consumer/consumer_int.h"
 #include "client/consumer/interceptors.h"
-#include "client/consumer/single.h"
 #include "core/err.h"
+
+/* ---------- permits, through the receiver's table ---------- */
+
+static int owe_locked(pulsarc_consumer_t *rx, uint32_t n) { return rx->rx_ops->owe_locked(rx, n); }
+
+static void owe_member(pulsarc_consumer_t *rx) { rx->rx_ops->owe_member(rx); }
+
+static void post_flow(pulsarc_consumer_t *rx) { rx->rx_ops->post_flow(rx); }
 
 /* ---------- the queue ---------- */
 
@@ -71,9 +79,9 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
         q->stats.received += n;
         if (q->qlen > q->qlen_peak)
             q->qlen_peak = q->qlen;
-        /* Auto-scaling single-topic consumer (its permits are under this lock): is the pipeline full? */
+        /* An auto-scaling queue's own consumer (its permits are under this lock): is the pipeline full? */
         if (q->auto_scale && first->rx_owner == q)
-            q->scale_hint = pc_single_of(q)->permits + q->qlen >= (size_t)q->cur_queue_size;
+            q->scale_hint = q->rx_ops->owed_locked(q) + q->qlen >= (size_t)q->cur_queue_size;
         pthread_cond_broadcast(&q->cond);
     }
     int listen = q->listener && n && !q->listener_posted;
@@ -139,42 +147,43 @@ pulsarc_msg_t *pc_queue_take_locked(pulsarc_consumer_t *q) {
     return m;
 }
 
-static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pulsarc_consumer_t **flow) {
     pulsarc_msg_t *m = pc_queue_take_locked(q);
-    pc_single_t *owner = pc_single_of(m->rx_owner);
-    if (m->rx_owner != q)
-        pc_single_owe_member(owner);
-    else if (pc_single_owe_locked(owner, 1))
+    pulsarc_consumer_t *owner = m->rx_owner;
+    if (owner != q)
+        owe_member(owner);
+    else if (owe_locked(owner, 1))
         *flow = owner;
     return m; /* rx_owner stays: acks of a multi-topic consumer route by it */
 }
 
 /*
- * Auto-scaling (lock held; only single-topic consumers scale, so q is one),
+ * Auto-scaling (lock held; only a consumer receiving into its own queue
+ * scales, so q is the receiver and has its table),
  * as the Java client does it: found empty after the last arrival had used
  * up the pipeline, the application outran the queue: double it (up to
  * receiverQueueSize) and grant the difference now. A slow application never
  * finds it empty, so its queue stays small.
  */
-static void scale_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+static void scale_locked(pulsarc_consumer_t *q, pulsarc_consumer_t **flow) {
     int cur = q->cur_queue_size;
     if (!q->auto_scale || q->qhead || !q->scale_hint || cur >= q->queue_size)
         return;
     int grown = cur < q->queue_size / 2 ? cur * 2 : q->queue_size;
     q->cur_queue_size = grown;
     q->scale_hint = 0;
-    pc_rxpool_set_queue(pc_single_of(q)->pool, (size_t)grown); /* its lock is a leaf */
-    if (pc_single_owe_locked(pc_single_of(q), (uint32_t)(grown - cur)))
-        *flow = pc_single_of(q);
+    q->rx_ops->resized(q, (size_t)grown);
+    if (owe_locked(q, (uint32_t)(grown - cur)))
+        *flow = q;
 }
 
 /* Scales before a receive waits; a grown queue's permits go out first (lock held, dropped meanwhile). */
 static void scale_before_wait_locked(pulsarc_consumer_t *c) {
-    pc_single_t *flow = NULL;
+    pulsarc_consumer_t *flow = NULL;
     scale_locked(c, &flow);
     if (flow) {
         pthread_mutex_unlock(&c->lock);
-        pc_single_post_flow(flow);
+        post_flow(flow);
         pthread_mutex_lock(&c->lock);
     }
 }
@@ -215,7 +224,7 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
         return zerr;
     }
     struct timespec dl = {.tv_sec = -1};
-    pc_single_t *flow = NULL;
+    pulsarc_consumer_t *flow = NULL;
     pthread_mutex_lock(&c->lock);
     scale_before_wait_locked(c);
     pulsarc_err_t err = pc_queue_wait_locked(c, timeout_ms, &dl);
@@ -223,7 +232,7 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
         *msgp = pop_locked(c, &flow);
     pthread_mutex_unlock(&c->lock);
     if (flow)
-        pc_single_post_flow(flow);
+        post_flow(flow);
     if (!err)
         pc_consumer_icpts_before_consume(c, msgp, 1);
     return err;
@@ -237,7 +246,7 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
  * a few stores.
  */
 static size_t pop_run_locked(pulsarc_consumer_t *q, pulsarc_msg_t **msgs, size_t max,
-                             size_t *bytes, size_t max_bytes, pc_single_t **flow) {
+                             size_t *bytes, size_t max_bytes, pulsarc_consumer_t **flow) {
     size_t n = 0, taken_bytes = 0;
     uint32_t own = 0;
     pulsarc_msg_t *m = q->qhead, *last = NULL, *next;
@@ -247,7 +256,7 @@ static size_t pop_run_locked(pulsarc_consumer_t *q, pulsarc_msg_t **msgs, size_t
         if (m->rx_owner == q)
             own++;
         else
-            pc_single_owe_member(pc_single_of(m->rx_owner));
+            owe_member(m->rx_owner);
         taken_bytes += m->len;
         msgs[n++] = last = m;
     }
@@ -259,8 +268,8 @@ static size_t pop_run_locked(pulsarc_consumer_t *q, pulsarc_msg_t **msgs, size_t
     q->last_dequeued = last->id;
     q->has_dequeued = 1;
     q->stats.delivered += n;
-    if (own && pc_single_owe_locked(pc_single_of(q), own))
-        *flow = pc_single_of(q);
+    if (own && owe_locked(q, own))
+        *flow = q;
     *bytes += taken_bytes;
     return n;
 }
@@ -280,7 +289,7 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     size_t max = cap < c->batch_max_msgs ? cap : c->batch_max_msgs;
     struct timespec dl;
     pc_deadline(&dl, c->batch_timeout_ms);
-    pc_single_t *flow = NULL;
+    pulsarc_consumer_t *flow = NULL;
     size_t bytes = 0;
     pthread_mutex_lock(&c->lock);
     scale_before_wait_locked(c);
@@ -293,7 +302,7 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     }
     pthread_mutex_unlock(&c->lock);
     if (flow)
-        pc_single_post_flow(flow);
+        post_flow(flow);
     pc_consumer_icpts_before_consume(c, msgs, *n);
     /* A short or empty batch at the deadline is a normal outcome. */
     if (err == PULSARC_ERR_NO_MESSAGE || *n > 0)
@@ -311,7 +320,7 @@ typedef struct listener_run {
 /* Hands out everything queued, one by one; each message taken owes its permit. */
 static void drain_to_listener(pulsarc_consumer_t *c) {
     for (;;) {
-        pc_single_t *flow = NULL;
+        pulsarc_consumer_t *flow = NULL;
         pthread_mutex_lock(&c->lock);
         pulsarc_msg_t *m = c->qhead && !c->closing ? pop_locked(c, &flow) : NULL;
         if (!m) {
@@ -320,7 +329,7 @@ static void drain_to_listener(pulsarc_consumer_t *c) {
         }
         pthread_mutex_unlock(&c->lock);
         if (flow)
-            pc_single_post_flow(flow);
+            post_flow(flow);
         if (!m)
             break;
         c->listener(c, m, c->listener_opaque);

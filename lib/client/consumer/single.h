@@ -125,12 +125,8 @@ static inline size_t pc_single_drop_queued(pc_single_t *s) {
 void pc_single_refund(pc_single_t *s, uint32_t permits);
 /* Loop thread: one FLOW of n permits, when subscribed. */
 void pc_single_send_flow(pc_single_t *s, uint32_t n);
-/* n permits owed for messages handed out (s's lock held); 1: post a FLOW after the lock. */
-int pc_single_owe_locked(pc_single_t *s, uint32_t n);
-/* One permit owed to a member of another queue, that queue's lock held (queue, then member). */
-void pc_single_owe_member(pc_single_t *member);
-/* Sends what s is owed: at once on the loop thread, else posted there. */
-void pc_single_post_flow(pc_single_t *s);
+/* What the receive queue asks of a single-topic consumer, set on each as it is made. */
+extern const pc_queue_receiver_ops_t pc_single_receiver_ops;
 /* Loop thread: the permits a fresh subscription grants (its queue's kind decides). */
 uint32_t pc_single_subscribed_permits(pc_single_t *s);
 /* Loop thread, an auto-scaling consumer with its own queue: halves the
