@@ -8,9 +8,10 @@
  * the receiver's table (pc_queue_receiver_ops_t, consumer_int.h) and knows
  * nothing else of it. The permits themselves, their FLOW and the idle
  * check that shrinks an auto-scaled queue are the single-topic consumer's
- * (permits.c fills the table). With autoScaledReceiverQueueSizeEnabled "the queue" is its
- * current size: one message at first, doubled whenever the application
- * finds it empty after the broker had used up its permits (scale_locked).
+ * (permits.c fills the table). With autoScaledReceiverQueueSizeEnabled
+ * "the queue" is its current size: one message at first, doubled whenever
+ * the application finds it empty after the broker had used up its permits
+ * (scale_locked).
  *
  * The queue belongs to the common handle (consumer_int.h), whatever kind
  * it is; a multi-topic consumer's members deliver into their parent's.
