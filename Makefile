@@ -13,6 +13,7 @@
 # make unit      unit tests only (no broker)
 # make asan      unit + live tests built with ASan/UBSan
 # make valgrind  unit tests under valgrind
+# make structure call graph of lib/ by room, its circles, the biggest structs
 # make tsan      unit tests + test_basic, test_consumer under ThreadSanitizer
 # make install PREFIX=/usr/local
 #
@@ -274,6 +275,7 @@ BROKER := bash test/broker/run-with-broker.sh
 
 unit: $(UNIT_BINS) check-connector-api
 	@bash test/run-tests.sh $(UNIT_BINS)
+	@bash test/tools/test_structure.sh
 
 # Fails when libpulsarc-connector uses a client symbol the client does not export.
 .PHONY: check-connector-api
@@ -411,6 +413,15 @@ clean:
 # Benchmarks: make bench-build (build/bench/*), make bench-run (bench/run.sh),
 # make bench (both, then the client comparison on the replay server and live)
 -include bench/Makefile.inc
+
+# The shape of lib/ from the objects just built: file -> file edges by room,
+# edges that go up the layer map, circles (strongly connected components),
+# the structs with the most fields. On another tree or build:
+# python3 tools/structure.py --build OTHER/build --src OTHER
+# STRUCTURE_ARGS passes options (--symbols, --no-edges, --top N).
+.PHONY: structure
+structure: $(LIB_OBJS) $(CONN_OBJS)
+	@python3 tools/structure.py --build $(BUILD) --src . $(STRUCTURE_ARGS)
 
 # Code size (bench/size.sh): full and minimal (build-min) library, static example.
 .PHONY: size bench-compare

@@ -18,12 +18,72 @@
  * (a broker restart, a topic unload) reconnects after the initial delay
  * while a broker that keeps dropping us right after the create is retried
  * ever more slowly.
+ *
+ * Parked requests (pc_handler_wait): a list on the handler, each with a
+ * timer for its deadline. The list is taken whole before it is run or
+ * failed, so a request that parks again from its run joins a fresh list
+ * and waits for the next creation.
  */
 #include "client/handler.h"
 
 #include <stddef.h>
 
 #define H_OF(r) ((pc_handler_t *)((char *)(r) - offsetof(pc_handler_t, req)))
+
+/* ---------- parked requests ---------- */
+
+static void unlink_waiting(pc_handler_t *h, pc_handler_wait_t *w) {
+    for (pc_handler_wait_t **pp = &h->waiting; *pp; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    }
+}
+
+static void on_wait_deadline(void *arg) {
+    pc_handler_wait_t *w = arg;
+    unlink_waiting(w->h, w);
+    w->fail(w, PULSARC_ERR_TIMEOUT, "not created again on the broker before the deadline");
+}
+
+void pc_handler_wait(pc_handler_t *h, pc_handler_wait_t *w, int64_t deadline_ms) {
+    pc_handler_wait_t **pp = &h->waiting;
+    while (*pp) /* appended: parked requests go out in the order they were made */
+        pp = &(*pp)->next;
+    w->h = h;
+    w->next = NULL;
+    *pp = w;
+    int64_t left = deadline_ms - pc_now_ms();
+    pc_timer_init(&w->timer, on_wait_deadline, w);
+    pc_timer_start(h->client->loop, &w->timer, left > 0 ? left : 0);
+}
+
+/*
+ * Takes the whole list; each request runs (err OK) or fails with err. h is
+ * not read once the callbacks start: the last of them may let go of the
+ * owner.
+ */
+static void release_waiting(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
+    pc_handler_wait_t *list = h->waiting;
+    h->waiting = NULL;
+    for (pc_handler_wait_t *w = list; w; w = w->next)
+        pc_timer_stop(h->client->loop, &w->timer);
+    while (list) {
+        pc_handler_wait_t *w = list;
+        list = w->next;
+        if (err)
+            w->fail(w, err, msg);
+        else
+            w->run(w);
+    }
+}
+
+void pc_handler_fail_waiting(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
+    release_waiting(h, err, msg);
+}
+
+/* ---------- the reconnecting request ---------- */
 
 static int h_wanted(pc_request_t *r) { return H_OF(r)->state == PC_H_CONNECTING; }
 
@@ -53,6 +113,7 @@ static void h_failed(pc_request_t *r, pulsarc_err_t err, const char *msg) {
     pc_handler_t *h = H_OF(r);
     h->state = PC_H_CLOSED;
     h->ops->on_failed(h, err, msg);
+    release_waiting(h, err ? err : PULSARC_ERR_CLOSED, msg);
 }
 
 static const pc_request_ops_t handler_request_ops = {
@@ -83,7 +144,9 @@ void pc_handler_init(pc_handler_t *h, const pc_handler_ops_t *ops, pulsarc_clien
     pc_backoff_init(&h->flap, initial, max);
     h->ready_at = 0;
     h->proved = 0;
+    h->waiting = NULL;
 }
+
 
 static void schedule_reconnect(pc_handler_t *h, int64_t delay) {
     h->state = PC_H_CONNECTING;
@@ -107,6 +170,7 @@ static void created(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *f) {
     PC_RTRACE(&h->req, "created");
     pc_request_succeeded(&h->req);
     h->ops->on_ready(h, conn, f);
+    release_waiting(h, PULSARC_OK, NULL);
 }
 
 void pc_handler_created(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
@@ -163,5 +227,6 @@ pc_conn_t *pc_handler_stop(pc_handler_t *h) {
     h->conn = NULL;
     if (h->state != PC_H_CLOSED)
         h->state = PC_H_CLOSING;
+    release_waiting(h, PULSARC_ERR_CLOSED, "closed");
     return conn;
 }

@@ -18,6 +18,13 @@
  * what only a created resource has: the reconnect after losing it, the
  * `flap` schedule, partial create replies and the create abandoned when
  * the broker closes us before answering it.
+ *
+ * Waiting for the resource: a request the owner can only send while the
+ * resource is created (a consumer's seek or last-message-id) and that
+ * finds it reconnecting is parked on the handler (pc_handler_wait). It is
+ * run when the resource is created again, in the order parked, or failed:
+ * with TIMEOUT at its own deadline, with the handler's error when the
+ * handler gives up, with CLOSED when the owner stops it.
  */
 #ifndef PC_HANDLER_H
 #define PC_HANDLER_H
@@ -29,6 +36,22 @@
 typedef enum { PC_H_CONNECTING, PC_H_READY, PC_H_CLOSING, PC_H_CLOSED } pc_hstate_t;
 
 typedef struct pc_handler pc_handler_t;
+typedef struct pc_handler_wait pc_handler_wait_t;
+
+/*
+ * One parked request, embedded in the caller's object, which must stay
+ * valid (and keep the owner alive) until run or fail has been called.
+ * Exactly one of them is called, once, on the loop thread; run may park
+ * the request again.
+ */
+struct pc_handler_wait {
+    void (*run)(pc_handler_wait_t *w);
+    void (*fail)(pc_handler_wait_t *w, pulsarc_err_t err, const char *msg);
+    /* the handler's */
+    pc_handler_t *h;
+    pc_timer_t timer;
+    pc_handler_wait_t *next;
+};
 
 typedef struct pc_handler_ops {
     /* Sends the create command on conn; its reply must go to pc_handler_created. */
@@ -69,6 +92,7 @@ struct pc_handler {
      */
     int (*is_partial)(const pc_frame_t *reply);
     int conn_flags;          /* PC_CONN_F_*: what kind of pooled connection to use */
+    pc_handler_wait_t *waiting; /* parked requests, oldest first */
 };
 
 /* Any thread, before the loop sees it. */
@@ -97,4 +121,14 @@ static inline void pc_handler_proved(pc_handler_t *h) { h->proved = 1; }
  * owned by the caller to send its close on) or NULL. State becomes CLOSING.
  */
 pc_conn_t *pc_handler_stop(pc_handler_t *h);
+
+/*
+ * Loop thread: parks w (run and fail set) until the resource is created
+ * again, failing it with TIMEOUT at deadline_ms (pc_now_ms clock). The
+ * owner decides when a request must wait; the handler decides when it
+ * goes: right after on_ready, or failed after on_failed or on stop.
+ */
+void pc_handler_wait(pc_handler_t *h, pc_handler_wait_t *w, int64_t deadline_ms);
+/* Loop thread: fails every parked request now (err is never OK). */
+void pc_handler_fail_waiting(pc_handler_t *h, pulsarc_err_t err, const char *msg);
 #endif

@@ -42,6 +42,7 @@
 #ifndef PC_OP_H
 #define PC_OP_H
 #include <pthread.h>
+#include <time.h>
 
 #include "client/cbq.h"
 #include "pulsarc.h"
@@ -60,6 +61,7 @@ struct pc_op {
     pc_op_fn fn;
     void *fn_arg;
     pc_cb_item_t item;
+    struct pc_op *qnext;     /* in a pc_op_queue_t, under its owner's lock */
 };
 
 /* A pending op of one part, in the waiting form. Any thread. */
@@ -87,6 +89,40 @@ void pc_op_done(pc_op_t *op, pulsarc_err_t err, const char *msg);
 pulsarc_err_t pc_op_wait(pc_op_t *op, char *errstr, size_t errlen);
 /* Blocks until completion or timeout_ms (<0: forever); 1 when completed. */
 int pc_op_wait_for(pc_op_t *op, int timeout_ms);
+/* Blocks until completion or the CLOCK_MONOTONIC deadline dl (NULL: forever); 1 when completed. */
+int pc_op_wait_until(pc_op_t *op, const struct timespec *dl);
 /* The error reported so far (the first), and its message when errstr is given. */
 pulsarc_err_t pc_op_result(pc_op_t *op, char *errstr, size_t errlen);
+
+/*
+ * A line of ops waiting for something a thread hands out (a message to a
+ * receiver, a pending slot or memory budget to a sender): first come, first
+ * served, so whoever frees one thing wakes exactly one waiter, the oldest,
+ * and hands it over. The queue belongs to its owner and is touched only
+ * under the owner's lock; an op's own lock is taken only to complete it.
+ * The giver pops an op under the owner's lock and may complete it after
+ * letting go of that lock. Cancel on close is pc_op_queue_fail_all.
+ */
+typedef struct pc_op_queue {
+    pc_op_t *head, *tail;
+} pc_op_queue_t;
+
+/* Owner's lock held for all of these. */
+void pc_op_queue_push(pc_op_queue_t *q, pc_op_t *op);
+pc_op_t *pc_op_queue_pop(pc_op_queue_t *q);
+/* 1 when op was queued and is now taken off; 0 when a giver already popped it. */
+int pc_op_queue_remove(pc_op_queue_t *q, pc_op_t *op);
+/* Pops every op and completes each with err (msg may be NULL). */
+void pc_op_queue_fail_all(pc_op_queue_t *q, pulsarc_err_t err, const char *msg);
+
+/*
+ * The one way to wait in line: queues op on q, lets go of *lock while it
+ * waits (driving the loop in loop mode, as every wait does), and takes it
+ * again before returning. Returns 1 when the op completed (its outcome is
+ * in the op and whatever embeds it), 0 when dl passed first: the op is
+ * then off the queue and nobody will complete it. A giver that popped it
+ * just before the deadline wins: the wait goes on for that completion.
+ */
+int pc_op_queue_wait(pc_op_queue_t *q, pc_op_t *op, pthread_mutex_t *lock,
+                     const struct timespec *dl);
 #endif

@@ -57,6 +57,74 @@ START_TEST(test_set_forgets_oldest_at_bound) {
 }
 END_TEST
 
+START_TEST(test_set_insert_out_of_order) {
+    pc_entry_set_t s;
+    pc_entry_set_init(&s, 4);
+    ck_assert_int_eq(pc_entry_set_insert(&s, 5, 10), 1);
+    ck_assert_int_eq(pc_entry_set_insert(&s, 5, 10), 0);
+    ck_assert_int_eq(pc_entry_set_insert(&s, 5, 3), 1); /* below the greatest: looked up, new */
+    ck_assert_int_eq(pc_entry_set_insert(&s, 4, 100), 1); /* an older ledger */
+    ck_assert(pc_entry_set_has(&s, 5, 3));
+    ck_assert(pc_entry_set_has(&s, 4, 100));
+    ck_assert(!pc_entry_set_has(&s, 5, 11));
+    ck_assert(!pc_entry_set_has(&s, 6, 0));
+    ck_assert(!pc_entry_set_has(&s, 4, 99));
+    /* Forgetting the greatest keeps the bound above it, and the answer right. */
+    ck_assert_int_eq(pc_entry_set_insert(&s, 5, 1), 1);
+    ck_assert_int_eq(pc_entry_set_insert(&s, 5, 2), 1); /* bound 4: (5,10) is forgotten */
+    ck_assert(!pc_entry_set_has(&s, 5, 10));
+    ck_assert(pc_entry_set_has(&s, 5, 2));
+    ck_assert_int_eq(pc_entry_set_insert(&s, 5, 10), 1);
+    pc_entry_set_clear(&s); /* and clear lowers it: small ids are new again */
+    ck_assert(!pc_entry_set_has(&s, 5, 2));
+    ck_assert_int_eq(pc_entry_set_insert(&s, 1, 1), 1);
+    ck_assert(pc_entry_set_has(&s, 1, 1));
+    pc_entry_set_free(&s);
+}
+END_TEST
+
+START_TEST(test_set_bound_not_power_of_two) {
+    pc_entry_set_t s;
+    pc_entry_set_init(&s, 100);
+    for (int64_t e = 1000; e > 0; e--) /* newest first: every add is looked up */
+        ck_assert_int_eq(pc_entry_set_insert(&s, 3, e), 1);
+    ck_assert_uint_eq(s.n, 100);
+    for (int64_t e = 1; e <= 100; e++)
+        ck_assert(pc_entry_set_has(&s, 3, e));
+    ck_assert(!pc_entry_set_has(&s, 3, 101));
+    ck_assert(!pc_entry_set_has(&s, 3, 1000));
+    pc_entry_set_free(&s);
+}
+END_TEST
+
+START_TEST(test_set_run_retires_into_ring_oldest_first) {
+    pc_entry_set_t s;
+    pc_entry_set_init(&s, 10);
+    for (int64_t e = 0; e < 8; e++)
+        ck_assert_int_eq(pc_entry_set_insert(&s, 1, e), 1);
+    ck_assert_ptr_null(s.slots); /* in order: nothing allocated */
+    for (int64_t e = 0; e < 5; e++) /* a new ledger: 13 ids, bound 10 */
+        ck_assert_int_eq(pc_entry_set_insert(&s, 2, e), 1);
+    ck_assert_uint_eq(s.n, 10);
+    for (int64_t e = 0; e < 3; e++)
+        ck_assert_msg(!pc_entry_set_has(&s, 1, e), "(1,%lld) should be forgotten", (long long)e);
+    for (int64_t e = 3; e < 8; e++)
+        ck_assert_msg(pc_entry_set_has(&s, 1, e), "(1,%lld) should be kept", (long long)e);
+    for (int64_t e = 0; e < 5; e++)
+        ck_assert(pc_entry_set_has(&s, 2, e));
+    ck_assert_int_eq(pc_entry_set_insert(&s, 1, 5), 0); /* in the ring: not new */
+    ck_assert_int_eq(pc_entry_set_insert(&s, 2, 3), 0); /* in the run */
+    ck_assert_int_eq(pc_entry_set_insert(&s, 2, 100), 1); /* a gap: the run moves to the ring */
+    ck_assert_uint_eq(s.n, 10);
+    ck_assert(!pc_entry_set_has(&s, 1, 3)); /* the oldest went */
+    ck_assert(pc_entry_set_has(&s, 1, 4));
+    ck_assert(pc_entry_set_has(&s, 2, 4));
+    ck_assert(pc_entry_set_has(&s, 2, 100));
+    ck_assert(!pc_entry_set_has(&s, 2, 5));
+    pc_entry_set_free(&s);
+}
+END_TEST
+
 START_TEST(test_set_growth_keeps_members_and_clear) {
     pc_entry_set_t s;
     pc_entry_set_init(&s, 0); /* the default bound */
@@ -246,6 +314,9 @@ static Suite *acked_suite(void) {
     tcase_add_test(set, test_set_members_and_duplicates);
     tcase_add_test(set, test_set_forgets_oldest_at_bound);
     tcase_add_test(set, test_set_growth_keeps_members_and_clear);
+    tcase_add_test(set, test_set_insert_out_of_order);
+    tcase_add_test(set, test_set_bound_not_power_of_two);
+    tcase_add_test(set, test_set_run_retires_into_ring_oldest_first);
     tcase_add_test(tr, test_unconfirmed_resent_confirmed_not);
     tcase_add_test(tr, test_disconnected_waits_then_resends_without_receipts);
     tcase_add_test(tr, test_unconfirmed_bounded);

@@ -4,9 +4,14 @@
  * one with the first error, a completed countdown opens again, a wait
  * with a timeout comes back undone, a completion from another thread wakes
  * the waiter, and the callback form runs through the callback queue only.
+ * A line of waiting ops hands out in arrival order, takes a timed-out op
+ * off, fails everything on close, and a waiter whose op was taken by a
+ * giver just before its deadline still gets that giver's outcome.
  */
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "client/op.h"
 #include "testutil.h"
@@ -100,6 +105,93 @@ START_TEST(test_callback_through_queue) {
 }
 END_TEST
 
+START_TEST(test_queue_order_and_remove) {
+    pc_op_queue_t q = {NULL, NULL};
+    pc_op_t a, b, c;
+    pc_op_init(&a);
+    pc_op_init(&b);
+    pc_op_init(&c);
+    pc_op_queue_push(&q, &a);
+    pc_op_queue_push(&q, &b);
+    pc_op_queue_push(&q, &c);
+    ck_assert_int_eq(pc_op_queue_remove(&q, &b), 1);
+    ck_assert_int_eq(pc_op_queue_remove(&q, &b), 0); /* not queued any more */
+    ck_assert_ptr_eq(pc_op_queue_pop(&q), &a);
+    ck_assert_int_eq(pc_op_queue_remove(&q, &c), 1); /* the tail: the queue is empty again */
+    ck_assert_ptr_null(pc_op_queue_pop(&q));
+    ck_assert_ptr_null(q.tail);
+    pc_op_queue_push(&q, &b);
+    pc_op_queue_push(&q, &c);
+    pc_op_queue_fail_all(&q, PULSARC_ERR_CLOSED, "closing");
+    ck_assert_ptr_null(q.head);
+    char msg[32];
+    ck_assert_int_eq(pc_op_wait(&b, msg, sizeof msg), PULSARC_ERR_CLOSED);
+    ck_assert_str_eq(msg, "closing");
+    ck_assert_int_eq(pc_op_wait_for(&c, 0), 1);
+    ck_assert_int_eq(pc_op_wait_for(&a, 0), 0); /* popped, never completed */
+    pc_op_destroy(&a);
+    pc_op_destroy(&b);
+    pc_op_destroy(&c);
+}
+END_TEST
+
+START_TEST(test_queue_wait_times_out_off_the_line) {
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pc_op_queue_t q = {NULL, NULL};
+    pc_op_t op;
+    pc_op_init(&op);
+    struct timespec dl;
+    pc_deadline(&dl, 20);
+    pthread_mutex_lock(&lock);
+    ck_assert_int_eq(pc_op_queue_wait(&q, &op, &lock, &dl), 0);
+    ck_assert_ptr_null(q.head); /* a giver can no longer find it */
+    pthread_mutex_unlock(&lock);
+    pc_op_destroy(&op);
+}
+END_TEST
+
+typedef struct giver {
+    pthread_mutex_t lock;
+    pc_op_queue_t q;
+    int complete_after_ms;
+} giver_t;
+
+/* Takes the first waiter off the line, then completes it only after complete_after_ms. */
+static void *give_late(void *arg) {
+    giver_t *g = arg;
+    pc_op_t *op = NULL;
+    for (int i = 0; i < 10000 && !op; i++) { /* bounded: 10 s */
+        pthread_mutex_lock(&g->lock);
+        op = pc_op_queue_pop(&g->q);
+        pthread_mutex_unlock(&g->lock);
+        if (!op)
+            usleep(1000);
+    }
+    if (!op)
+        return NULL;
+    usleep((useconds_t)g->complete_after_ms * 1000);
+    pc_op_done(op, PULSARC_ERR_STATE, "handed over late");
+    return NULL;
+}
+
+START_TEST(test_queue_wait_popped_before_deadline_wins) {
+    giver_t g = {PTHREAD_MUTEX_INITIALIZER, {NULL, NULL}, 1500};
+    pc_op_t op;
+    pc_op_init(&op);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, give_late, &g), 0);
+    struct timespec dl;
+    pc_deadline(&dl, 1000); /* the giver pops within it, completes after it */
+    pthread_mutex_lock(&g.lock);
+    int done = pc_op_queue_wait(&g.q, &op, &g.lock, &dl);
+    pthread_mutex_unlock(&g.lock);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(done, 1);
+    ck_assert_int_eq(pc_op_result(&op, NULL, 0), PULSARC_ERR_STATE);
+    pc_op_destroy(&op);
+}
+END_TEST
+
 static Suite *op_suite(void) {
     Suite *s = suite_create("op");
     TCase *tc = tcase_create("op");
@@ -108,6 +200,9 @@ static Suite *op_suite(void) {
     tcase_add_test(tc, test_message_defaults_to_error_name);
     tcase_add_test(tc, test_wakes_waiter);
     tcase_add_test(tc, test_callback_through_queue);
+    tcase_add_test(tc, test_queue_order_and_remove);
+    tcase_add_test(tc, test_queue_wait_times_out_off_the_line);
+    tcase_add_test(tc, test_queue_wait_popped_before_deadline_wins);
     suite_add_tcase(s, tc);
     return s;
 }

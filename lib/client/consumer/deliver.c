@@ -47,10 +47,8 @@ static int drop_acked_chunk(pc_single_t *c, pc_rx_result_t *r) {
  * queued or with the application already.
  */
 static int drop_second_copy(pc_single_t *c, pc_rx_result_t *r) {
-    if (!pc_entry_set_has(&c->delivered, r->entry_id.ledger_id, r->entry_id.entry_id)) {
-        pc_entry_set_add(&c->delivered, r->entry_id.ledger_id, r->entry_id.entry_id);
-        return 0;
-    }
+    if (pc_entry_set_insert(&c->delivered, r->entry_id.ledger_id, r->entry_id.entry_id))
+        return 0; /* the first copy */
     pc_rx_result_discard(r);
     pc_single_refund(c, r->permits);
     return 1;

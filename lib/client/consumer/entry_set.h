@@ -22,10 +22,18 @@ typedef struct pc_entry_slot {
 
 typedef struct pc_entry_set {
     size_t max;             /* the bound: never more ids than this */
-    size_t cap, n, head;    /* ring of slots, oldest at head */
+    size_t n;               /* ids remembered: the ring's and the run's */
+    size_t cap, used, head; /* ring of slots, oldest at head, `used` of them in use */
     pc_entry_slot_t *slots;
     uint32_t *chains;       /* nchains heads (a power of two), PC_ENTRY_NONE when empty */
     size_t nchains;
+    /* The newest ids, while they come in order: entries run_first..run_last
+     * of one ledger, held as two numbers (run_first > run_last: none). The
+     * ring holds only ids that came before the run. */
+    int64_t run_ledger, run_first, run_last;
+    /* The greatest id put in the ring since the last clear (ledger first):
+     * an id above it and outside the run is known absent without a lookup. */
+    int64_t top_ledger, top_entry;
 } pc_entry_set_t;
 
 /* max == 0 picks the default bound. Allocates lazily: an unused set costs nothing. */
@@ -33,7 +41,11 @@ void pc_entry_set_init(pc_entry_set_t *s, size_t max);
 void pc_entry_set_free(pc_entry_set_t *s);
 /* Forgets everything (keeps the bound). */
 void pc_entry_set_clear(pc_entry_set_t *s);
-/* Remembers an entry; when full the oldest is forgotten. -1: out of memory (not remembered). */
+/* Remembers an entry; when full the oldest is forgotten. Out of memory,
+ * older ids are forgotten early; the new one is always remembered. Returns 0. */
 int pc_entry_set_add(pc_entry_set_t *s, int64_t ledger_id, int64_t entry_id);
 int pc_entry_set_has(const pc_entry_set_t *s, int64_t ledger_id, int64_t entry_id);
+/* Remembers an entry unless it is there already: 1 when it was new, 0 when
+ * it was there. One lookup where has-then-add would take two. */
+int pc_entry_set_insert(pc_entry_set_t *s, int64_t ledger_id, int64_t entry_id);
 #endif

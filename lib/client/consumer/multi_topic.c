@@ -7,15 +7,18 @@
  * unchanged. Acks are routed to the child that received the message (by
  * the message, or by the partition in its id). Permits stay per child.
  *
- * Discovery runs on the io thread on a timer: new partitions of the
- * subscribed topics (autoUpdatePartitionsInterval) and new topics matching
- * the pattern (patternAutoDiscoveryPeriod) get children of their own. A
- * regex subscription also keeps a topic-list watcher (topic_watcher.h)
- * when the broker offers one, so topics created or deleted are pushed at
- * once; polling stays as the fallback and the safety net. Both feed the
- * same two steps: a full list is reconciled (matching topics without a
- * child get one, children whose topic is no longer listed are closed), a
- * pushed change adds and closes just what it names.
+ * Discovery runs on the io thread: new partitions of the topics
+ * subscribed by name get children of their own through one partition
+ * watch per partitioned topic (client/partition_watch.h, every
+ * autoUpdatePartitionsInterval), new topics matching a pattern through a
+ * poll of the namespace's topic list on a timer
+ * (patternAutoDiscoveryPeriod). A regex subscription also keeps a
+ * topic-list watcher (topic_watcher.h) when the broker offers one, so
+ * topics created or deleted are pushed at once; polling stays as the
+ * fallback and the safety net. Both feed the same two steps: a full
+ * list is reconciled (matching topics without a child get one, children
+ * whose topic is no longer listed are closed), a pushed change adds and
+ * closes just what it names.
  *
  * The parent is its own kind behind the consumer table of operations
  * (consumer_int.h): its handle owns the receive queue; the children are
@@ -36,19 +39,22 @@
 
 #include "client/consumer/single.h"
 #include "client/consumer/topic_watcher.h"
+#include "client/partition_watch.h"
 #include "core/err.h"
 
 typedef struct pc_discovery {
     char **bases;          /* topics subscribed by name, for partition discovery */
-    int *nparts;           /* their known partition counts (0: not partitioned) */
+    int *nparts;           /* io thread: their partition counts followed (0: not partitioned) */
     size_t nbases;
+    int64_t parts_period_ms; /* autoUpdatePartitionsInterval; 0: partitions are not followed */
+    pc_partition_watch_t **part_watches; /* io thread: one per partitioned base, or NULL */
     char ns[600];          /* regex subscriptions: "tenant/ns" */
     regex_t re;
     int has_re;
     char **seen;           /* topic names that already have a child */
     size_t nseen, capseen;
-    pc_timer_t timer;
-    int64_t period_ms;
+    pc_timer_t timer;      /* regex subscriptions: the namespace poll */
+    int64_t period_ms;     /* patternAutoDiscoveryPeriod; 0: no poll */
     int timer_held;        /* the timer holds a parent reference */
     char watch_pattern[PC_TOPIC_MAX + 16]; /* the regex as the broker's watcher gets it */
     int watch;             /* patternTopicWatcherEnabled */
@@ -111,6 +117,7 @@ static void multi_free(pulsarc_consumer_t *base) {
         free(m->seen[i]);
     free(m->bases);
     free(m->nparts);
+    free(m->part_watches);
     free(m->seen);
     if (m->has_re)
         regfree(&m->re);
@@ -240,11 +247,6 @@ static void multi_member_ended(pulsarc_consumer_t *base) {
 
 /* ---------- discovery (io thread) ---------- */
 
-typedef struct parts_ctx {
-    pc_multi_t *p;
-    size_t base;
-} parts_ctx_t;
-
 static int parent_open(pc_multi_t *p) {
     pthread_mutex_lock(&p->base.lock);
     int open = !p->base.closing;
@@ -252,20 +254,29 @@ static int parent_open(pc_multi_t *p) {
     return open;
 }
 
-static void on_parts(void *arg, pulsarc_err_t err, const char *msg, int n) {
-    parts_ctx_t *x = arg;
-    pc_multi_t *p = x->p;
+/* The partition watch of a subscribed topic found n partitions: children for the new ones. */
+static int on_parts_grew(void *owner, const char *topic, int known, int n) {
+    pc_multi_t *p = owner;
     pc_discovery_t *m = &p->disc;
-    (void)msg;
-    for (int i = m->nparts[x->base]; !err && parent_open(p) && m->nparts[x->base] > 0 && i < n; i++) {
+    size_t b = 0;
+    while (b < m->nbases && strcmp(m->bases[b], topic) != 0)
+        b++;
+    if (b == m->nbases) /* not one of ours: cannot happen, the watches are per base */
+        return known;
+    for (int i = m->nparts[b]; parent_open(p) && i < n; i++) {
         char name[PC_TOPIC_MAX + 32];
-        snprintf(name, sizeof name, "%s-partition-%d", m->bases[x->base], i);
-        if (add_child(p, name, 0, NULL, 0) == PULSARC_OK)
-            m->nparts[x->base] = i + 1;
+        snprintf(name, sizeof name, "%s-partition-%d", m->bases[b], i);
+        if (add_child(p, name, 0, NULL, 0) != PULSARC_OK)
+            break; /* the next check offers the rest again */
+        m->nparts[b] = i + 1;
     }
-    free(x);
-    pc_consumer_unref(&p->base);
+    return m->nparts[b];
 }
+
+static void parts_ref(void *owner) { pc_consumer_ref(&((pc_multi_t *)owner)->base); }
+static void parts_unref(void *owner) { pc_consumer_unref(&((pc_multi_t *)owner)->base); }
+
+static const pc_partition_watch_ops_t parts_ops = {on_parts_grew, parts_ref, parts_unref};
 
 /* "persistent://t/ns/x-partition-3" -> "t/ns/x" (what the regex sees). */
 static void match_name(const char *topic, char *out, size_t len) {
@@ -403,26 +414,16 @@ static void do_start_watcher(void *arg) {
     pc_consumer_unref(&p->base);
 }
 
+/* Asks for the namespace's topics; on_topics reconciles the answer. */
 static void discover(pc_multi_t *p) {
     pc_discovery_t *m = &p->disc;
-    for (size_t i = 0; i < m->nbases; i++) {
-        parts_ctx_t *x = malloc(sizeof *x);
-        if (!x)
-            continue;
-        x->p = p;
-        x->base = i;
-        pc_consumer_ref(&p->base);
-        pc_lookup_partitions(&p->base.client->lookup, m->bases[i], on_parts, x);
-    }
-    if (m->has_re) {
-        poll_ctx_t *x = malloc(sizeof *x);
-        if (!x)
-            return;
-        x->p = p;
-        x->changes = m->changes;
-        pc_consumer_ref(&p->base);
-        pc_lookup_namespace_topics(&p->base.client->lookup, m->ns, on_topics, x);
-    }
+    poll_ctx_t *x = malloc(sizeof *x);
+    if (!x)
+        return;
+    x->p = p;
+    x->changes = m->changes;
+    pc_consumer_ref(&p->base);
+    pc_lookup_namespace_topics(&p->base.client->lookup, m->ns, on_topics, x);
 }
 
 static void on_discovery_timer(void *arg) {
@@ -442,10 +443,27 @@ static void do_start_discovery(void *arg) {
     pc_timer_start(p->base.client->loop, &p->disc.timer, p->disc.period_ms);
 }
 
+/* One partition watch per partitioned topic subscribed by name. */
+static void do_start_part_watches(void *arg) {
+    pc_multi_t *p = arg;
+    pc_discovery_t *m = &p->disc;
+    if (parent_open(p) && (m->part_watches = calloc(m->nbases, sizeof *m->part_watches)))
+        for (size_t i = 0; i < m->nbases; i++)
+            if (m->nparts[i] > 0)
+                m->part_watches[i] = pc_partition_watch_start(p->base.client, m->bases[i],
+                                                              m->nparts[i], m->parts_period_ms,
+                                                              &parts_ops, p);
+    pc_consumer_unref(&p->base);
+}
+
 static void do_stop_discovery(void *arg) {
     pc_multi_t *p = arg;
     pc_topic_watcher_stop(p->disc.watcher);
     p->disc.watcher = NULL;
+    for (size_t i = 0; p->disc.part_watches && i < p->disc.nbases; i++)
+        pc_partition_watch_cancel(p->disc.part_watches[i]);
+    free(p->disc.part_watches);
+    p->disc.part_watches = NULL;
     if (p->disc.timer_held) {
         pc_timer_stop(p->base.client->loop, &p->disc.timer);
         p->disc.timer_held = 0;
@@ -454,12 +472,22 @@ static void do_stop_discovery(void *arg) {
     pc_consumer_unref(&p->base);
 }
 
+/* Regex subscriptions: the namespace poll every period_s. */
 static void start_discovery(pc_multi_t *p, int64_t period_s) {
     if (period_s <= 0)
         return;
     p->disc.period_ms = period_s * 1000;
     pc_timer_init(&p->disc.timer, on_discovery_timer, p);
     pc_consumer_post(&p->base, do_start_discovery, p);
+}
+
+/* Topics subscribed by name: their partition counts every period_s. */
+static void start_part_watches(pc_multi_t *p, int64_t period_s) {
+    if (period_s <= 0)
+        return;
+    p->disc.parts_period_ms = period_s * 1000;
+    if (pc_consumer_post(&p->base, do_start_part_watches, p) != PULSARC_OK)
+        p->disc.parts_period_ms = 0;
 }
 
 /* ---------- closing ---------- */
@@ -481,7 +509,7 @@ static pulsarc_err_t multi_close(pulsarc_consumer_t *base, int unsubscribe) {
     p->base.close_posted = p->base.closing = 1;
     pthread_cond_broadcast(&p->base.cond);
     pthread_mutex_unlock(&p->base.lock);
-    if (first && (p->disc.period_ms > 0 || p->disc.watch))
+    if (first && (p->disc.period_ms > 0 || p->disc.parts_period_ms > 0 || p->disc.watch))
         pc_consumer_post(&p->base, do_stop_discovery, p);
     pc_single_t **kids;
     size_t n = snapshot(p, &kids);
@@ -707,7 +735,7 @@ pulsarc_err_t pulsarc_consumer_new_multi(pulsarc_client_t *cl, const char *const
         abandon(p);
         return err;
     }
-    start_discovery(p, pc_conf_int(conf, PC_PROP_AUTO_UPDATE_PARTITIONS_S));
+    start_part_watches(p, pc_conf_int(conf, PC_PROP_AUTO_UPDATE_PARTITIONS_S));
     *cp = &p->base;
     return PULSARC_OK;
 }

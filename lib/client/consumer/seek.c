@@ -11,12 +11,14 @@
  *
  * A request that finds the consumer reconnecting (after a seek, an unload,
  * a lost connection) waits for it instead of failing: it is parked on the
- * consumer's list and sent when the consumer is subscribed again, so
- * "seek, then has-message-available" works without the caller retrying.
- * The whole call stays within operationTimeoutMs (the wait and the
- * request share one deadline); closing the consumer completes parked
- * requests with CLOSED at once.
+ * consumer's reconnecting handler (pc_handler_wait, client/handler.h) and
+ * sent when the consumer is subscribed again, so "seek, then
+ * has-message-available" works without the caller retrying. The whole
+ * call stays within operationTimeoutMs (the wait and the request share
+ * one deadline); closing the consumer completes parked requests with
+ * CLOSED at once.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,8 +37,7 @@ typedef struct seek_op {
     uint64_t subscribes;       /* the consumer's subscribe count when SEEK went out */
     pc_loop_fn send;           /* what to run once the consumer is ready */
     int64_t deadline_ms;       /* operationTimeoutMs after the call reached the loop */
-    pc_timer_t wait_timer;     /* bounds the wait while parked */
-    struct seek_op *next;      /* in the consumer's list of parked requests */
+    pc_handler_wait_t wait;    /* parked on the consumer's handler */
 } seek_op_t;
 
 static void reset_local_state(pc_single_t *c, seek_op_t *op) {
@@ -76,33 +77,17 @@ static void finish_unsent(seek_op_t *op, pulsarc_err_t err, const char *msg) {
     pc_consumer_unref(&c->base); /* op lives on the caller's stack: gone once done */
 }
 
-static void unpark(pc_single_t *c, seek_op_t *op) {
-    for (seek_op_t **pp = &c->seek_parked; *pp; pp = &(*pp)->next) {
-        if (*pp == op) {
-            *pp = op->next;
-            break;
-        }
-    }
-    pc_timer_stop(c->base.client->loop, &op->wait_timer);
+#define OP_OF_WAIT(w) ((seek_op_t *)((char *)(w) - offsetof(seek_op_t, wait)))
+
+static void on_ready_again(pc_handler_wait_t *w) {
+    seek_op_t *op = OP_OF_WAIT(w);
+    op->send(op); /* may park again if the consumer dropped meanwhile */
 }
 
-static void on_wait_timeout(void *arg) {
-    seek_op_t *op = arg;
-    unpark(op->c, op);
-    finish_unsent(op, PULSARC_ERR_TIMEOUT,
-                  "consumer was not subscribed again within operationTimeoutMs");
-}
-
-/* Appended, so parked requests go out in the order they were made. */
-static void park(pc_single_t *c, seek_op_t *op) {
-    seek_op_t **pp = &c->seek_parked;
-    while (*pp)
-        pp = &(*pp)->next;
-    op->next = NULL;
-    *pp = op;
-    int64_t left = op->deadline_ms - pc_now_ms();
-    pc_timer_init(&op->wait_timer, on_wait_timeout, op);
-    pc_timer_start(c->base.client->loop, &op->wait_timer, left > 0 ? left : 0);
+static void on_wait_failed(pc_handler_wait_t *w, pulsarc_err_t err, const char *msg) {
+    if (err == PULSARC_ERR_TIMEOUT)
+        msg = "consumer was not subscribed again within operationTimeoutMs";
+    finish_unsent(OP_OF_WAIT(w), err, msg);
 }
 
 /*
@@ -122,7 +107,9 @@ static int ready_or_wait(seek_op_t *op, pc_loop_fn send) {
         return 0;
     }
     op->send = send;
-    park(c, op);
+    op->wait.run = on_ready_again;
+    op->wait.fail = on_wait_failed;
+    pc_handler_wait(&c->h, &op->wait, op->deadline_ms);
     return 0;
 }
 
@@ -130,27 +117,6 @@ static int ready_or_wait(seek_op_t *op, pc_loop_fn send) {
 static int request_timeout(const seek_op_t *op) {
     int64_t left = op->deadline_ms - pc_now_ms();
     return left > 1 ? (int)left : 1;
-}
-
-/* Takes every parked request off the list; each is sent again, or failed with err when err is set. */
-static void unpark_all(pc_single_t *c, pulsarc_err_t err, const char *msg) {
-    seek_op_t *list = c->seek_parked;
-    c->seek_parked = NULL;
-    while (list) {
-        seek_op_t *op = list;
-        list = op->next;
-        pc_timer_stop(c->base.client->loop, &op->wait_timer);
-        if (err)
-            finish_unsent(op, err, msg);
-        else
-            op->send(op); /* may park again if the consumer dropped meanwhile */
-    }
-}
-
-void pc_single_requests_resume(pc_single_t *c) { unpark_all(c, PULSARC_OK, NULL); }
-
-void pc_single_requests_fail(pc_single_t *c, pulsarc_err_t err, const char *msg) {
-    unpark_all(c, err, msg); /* err is never OK here: a handler failure or CLOSED */
 }
 
 /* ---------- seek ---------- */

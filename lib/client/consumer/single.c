@@ -181,8 +181,7 @@ static void finish_create(pc_single_t *c, pulsarc_err_t err, const char *msg) {
 static void h_failed(pc_handler_t *h, pulsarc_err_t err, const char *msg) {
     pc_single_t *c = PC_SINGLE_OF_HANDLER(h);
     detach(c);
-    finish_create(c, err, msg);
-    pc_single_requests_fail(c, err, msg);
+    finish_create(c, err, msg); /* then the handler fails the requests parked on it */
 }
 
 /* The auto-scaled queue's idle check, every autoScaledReceiverQueueIdleMs until closed. */
@@ -218,8 +217,7 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pc_ack_resend(&c->acks); /* before FLOW: the broker must know them before it dispatches */
     pc_single_send_flow(c, pc_single_subscribed_permits(c));
     start_idle_timer(c);
-    finish_create(c, PULSARC_OK, NULL);
-    pc_single_requests_resume(c); /* seeks and last-id requests that waited for this */
+    finish_create(c, PULSARC_OK, NULL); /* then the handler runs the requests parked on it */
 }
 
 static void send_close_consumer(pc_handler_t *h, pc_conn_t *conn) {
@@ -369,7 +367,7 @@ static void close_on_broker(pc_single_t *c, pc_conn_t *conn, int unsubscribe) {
 
 static void do_close_common(pc_single_t *c, int unsubscribe) {
     finish_create(c, PULSARC_ERR_CLOSED, "consumer closed while subscribing");
-    pc_single_requests_fail(c, PULSARC_ERR_CLOSED, "consumer closed"); /* not after the broker's reply */
+    pc_handler_fail_waiting(&c->h, PULSARC_ERR_CLOSED, "consumer closed"); /* not after the broker's reply */
     int was_closed = c->h.state == PC_H_CLOSED;
     pc_conn_t *conn = c->h.state == PC_H_READY ? c->h.conn : NULL;
     if (conn) {

@@ -52,7 +52,6 @@ struct pc_single {
     pc_entry_set_t delivered;    /* entries delivered since the broker was last asked to send again */
     size_t acks_to_check;        /* next acks whose id may also be queued again (pc_single_held_across) */
     pc_rx_result_t pend;         /* decoded during one read, handed over at its end */
-    struct seek_op *seek_parked; /* seek.c: requests waiting for the consumer to be subscribed */
     pc_timer_t idle_timer;       /* auto-scaling: the idle check that shrinks the queue */
 
     /* ---- configuration ---- */
@@ -154,10 +153,6 @@ void pc_single_redeliver(pc_single_t *s, const pulsarc_msgid_t *ids, size_t n);
 pulsarc_err_t pc_single_seek(pulsarc_consumer_t *c, int by_time, const pulsarc_msgid_t *id, uint64_t ms);
 pulsarc_err_t pc_single_last_message_id(pulsarc_consumer_t *c, pulsarc_msgid_t *id);
 pulsarc_err_t pc_single_available_on_broker(pulsarc_consumer_t *c, int *available);
-/* Loop thread: sends the requests that waited for the consumer to be subscribed (again). */
-void pc_single_requests_resume(pc_single_t *c);
-/* Loop thread: completes the waiting requests with err (the consumer is going away). */
-void pc_single_requests_fail(pc_single_t *c, pulsarc_err_t err, const char *msg);
 
 /* dead_letter.c */
 pulsarc_err_t pc_dlq_configure(pc_single_t *s, const pulsarc_conf_t *conf);

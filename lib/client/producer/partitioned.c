@@ -12,29 +12,33 @@
  * partitions added later get the same limit (as in the Java client).
  *
  * Partitions added later (autoUpdatePartitionsInterval, 0: never): a
- * timer on the io thread asks for the partition count; a larger one
- * starts a *growth*, at most one at a time, which hops to the callback
- * queue because creating a partition producer may run application code
- * (a crypto key reader). There the new partitions' producers are created
- * without waiting, each reporting back on the callback queue; when the
- * last has reported, the handle adopts all of them and the router's count
- * under the lock, in one step, so no message is routed to a partition
- * whose producer is not up. Then the interceptors' on_partitions_change
- * runs, on the callback queue. A failed growth closes what it created and
- * the next check tries again; a smaller count is ignored (Pulsar never
- * shrinks a topic). Close closes the partitions being added too; a growth
- * that finds the handle closing closes what it created instead of
- * adopting it.
+ * partition watch (client/partition_watch.h) asks for the partition
+ * count on the io thread; a larger one starts a *growth*, at most one at
+ * a time, which hops to the callback queue because creating a partition
+ * producer may run application code (a crypto key reader). There the new
+ * partitions' producers are created without waiting, each reporting back
+ * on the callback queue; when the last has reported, the handle adopts
+ * all of them and the router's count under the lock, in one step, so no
+ * message is routed to a partition whose producer is not up. Then the
+ * interceptors' on_partitions_change runs, on the callback queue. A
+ * failed growth closes what it created and the next check tries again
+ * (the watch is told the count adopted, not the count seen); a smaller
+ * count or a failed lookup changes nothing. Close closes the partitions
+ * being added too; a growth that finds the handle closing closes what it
+ * created instead of adopting it.
  *
  * Threads: parts, nparts, router, growth and closing are under `lock`
  * (any thread; the parts array grows, so it is read only under the lock,
- * each partition producer living as long as the handle). The timer is the
- * io thread's. A growth holds a reference on the handle until it is over.
+ * each partition producer living as long as the handle). The watch is the
+ * io thread's, started and cancelled by posts, so close's cancel always
+ * follows the start; it holds a reference on the handle while it lives, a
+ * growth holds one until it is over.
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "client/partition_watch.h"
 #include "client/producer/interceptors.h"
 #include "client/producer/producer_int.h"
 #include "core/err.h"
@@ -46,9 +50,7 @@ typedef struct pc_partitioned_producer {
     pc_producer_settings_t part_cfg; /* what each partition producer is given */
     pulsarc_conf_t *conf;            /* a copy, for partitions added later; NULL when never checked */
     int64_t period_ms;               /* autoUpdatePartitionsInterval; 0: never */
-    /* io thread */
-    pc_timer_t timer;
-    int timer_held;                  /* the timer holds a reference on the handle */
+    pc_partition_watch_t *watch;     /* io thread; NULL when none runs */
     /* any thread, under lock */
     pthread_mutex_t lock;
     int nparts;
@@ -126,6 +128,7 @@ static pulsarc_err_t wait_all(pc_partitioned_producer_t *pp, int started, int *u
 }
 
 static void start_checks(pc_partitioned_producer_t *pp);
+static int pp_partitions(const pulsarc_producer_t *bp);
 
 static pulsarc_err_t pp_create(pulsarc_producer_t *bp, const pulsarc_conf_t *conf, char *e,
                                size_t el) {
@@ -307,46 +310,41 @@ static pc_growth_t *growth_new(pc_partitioned_producer_t *pp, int n) {
     return g;
 }
 
-/* ---------- checking the partition count (io thread) ---------- */
+/* ---------- following the partition count (io thread) ---------- */
 
-static void on_count(void *arg, pulsarc_err_t err, const char *msg, int n) {
-    pc_partitioned_producer_t *pp = arg;
+/* More partitions than adopted: starts a growth unless one is under way. */
+static int on_grew(void *owner, const char *topic, int known, int n) {
+    pc_partitioned_producer_t *pp = owner;
     pc_growth_t *g = NULL;
-    (void)msg; /* a failed check waits for the next one */
+    (void)topic;
+    (void)known; /* pp->nparts is what counts: a growth adopts its partitions later */
     pthread_mutex_lock(&pp->lock);
-    if (!err && !pp->closing && !pp->growth && n > pp->nparts && (g = growth_new(pp, n)))
+    if (!pp->closing && !pp->growth && n > pp->nparts && (g = growth_new(pp, n)))
         pp->growth = g;
+    int follows = pp->nparts; /* a growth that fails is then offered again */
     pthread_mutex_unlock(&pp->lock);
     if (g)
         pc_cbq_push(&pp->base.client->cbq, &g->item);
-    pc_producer_unref(&pp->base); /* the lookup's */
+    return follows;
 }
 
-static void on_check_timer(void *arg) {
-    pc_partitioned_producer_t *pp = arg;
-    if (!is_open(pp)) {
-        pp->timer_held = 0;
-        pc_producer_unref(&pp->base);
-        return;
-    }
-    pc_producer_ref(&pp->base);
-    pc_lookup_partitions(&pp->base.client->lookup, pp->base.topic.full, on_count, pp);
-    pc_timer_start(pp->base.client->loop, &pp->timer, pp->period_ms);
-}
+static void watch_ref(void *owner) { pc_producer_ref(&((pc_partitioned_producer_t *)owner)->base); }
+static void watch_unref(void *owner) { pc_producer_unref(&((pc_partitioned_producer_t *)owner)->base); }
+
+static const pc_partition_watch_ops_t watch_ops = {on_grew, watch_ref, watch_unref};
 
 static void do_start_checks(void *arg) {
     pc_partitioned_producer_t *pp = arg;
-    pp->timer_held = 1; /* keeps the reference the post took */
-    pc_timer_start(pp->base.client->loop, &pp->timer, pp->period_ms);
+    if (is_open(pp))
+        pp->watch = pc_partition_watch_start(pp->base.client, pp->base.topic.full,
+                                             pp_partitions(&pp->base), pp->period_ms, &watch_ops, pp);
+    pc_producer_unref(&pp->base); /* the post's */
 }
 
 static void do_stop_checks(void *arg) {
     pc_partitioned_producer_t *pp = arg;
-    if (pp->timer_held) {
-        pc_timer_stop(pp->base.client->loop, &pp->timer);
-        pp->timer_held = 0;
-        pc_producer_unref(&pp->base);
-    }
+    pc_partition_watch_cancel(pp->watch);
+    pp->watch = NULL;
     pc_producer_unref(&pp->base); /* the post's */
 }
 
@@ -358,10 +356,8 @@ static void post_ref(pc_partitioned_producer_t *pp, pc_loop_fn fn) {
 }
 
 static void start_checks(pc_partitioned_producer_t *pp) {
-    if (pp->period_ms <= 0)
-        return;
-    pc_timer_init(&pp->timer, on_check_timer, pp);
-    post_ref(pp, do_start_checks);
+    if (pp->period_ms > 0)
+        post_ref(pp, do_start_checks);
 }
 
 /* ---------- the rest of the ops ---------- */

@@ -41,6 +41,12 @@
  * Partitions are only ever added: each part is allocated on its own, so a
  * part a thread holds never moves; the array of them grows under `lock`,
  * and close stops the watcher before it walks the array without it.
+ * The producer's and the multi-topic consumer's io-thread partition watch
+ * (client/partition_watch.h) is not used here on purpose: the view stays
+ * on the public API, like the connector, and what it does on growth (open
+ * a reader, start a thread) blocks, so an io-thread upcall would only hop
+ * to a thread of the view's again; a thread that sleeps between blocking
+ * pulsarc_client_partitions calls is the plain way on the public API.
  *
  * Threads: application threads call the public functions; one thread per
  * partition runs part_main; one more (partitioned topics) runs watch_main.
