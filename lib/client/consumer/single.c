@@ -530,8 +530,8 @@ static pc_single_t *single_alloc(pulsarc_client_t *cl, const char *sub) {
         return NULL;
     }
     c->queue = &c->base;
-    c->base.rx_ops = &pc_single_receiver_ops;
     pc_timer_init(&c->idle_timer, on_idle_timer, c);
+    c->base.rx_ops = &pc_single_receiver_ops;
     return c;
 }
 
