@@ -37,11 +37,9 @@
  * and the transactions the same rule (on their place in the blob) gives
  * it, so each transaction is settled by exactly one reader.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "connector/assign.h"
 #include "connector/checkpoint.h"
@@ -54,29 +52,6 @@
 #endif
 
 /* ---------- small utilities ---------- */
-
-uint64_t pc_source_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-void pc_source_log(const pulsarc_source_t *src, pulsarc_source_log_level_t level,
-                   const char *fmt, ...) {
-    char line[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (src->conf.log_cb)
-        src->conf.log_cb(src->conf.log_opaque, level, line);
-    else if (level == PULSARC_SOURCE_LOG_WARN)
-        fprintf(stderr, "pulsarc source: %s\n", line);
-}
-
-int pc_source_shared(const pulsarc_source_t *src) {
-    return src->conf.sub_type == PC_SUB_SHARED || src->conf.sub_type == PC_SUB_KEY_SHARED;
-}
 
 int pc_source_owns(const pulsarc_source_t *src, const char *topic, int32_t partition) {
     return pc_source_shared(src) ||

@@ -1,7 +1,11 @@
 /*
  * Internal state of a source, shared by source.c (lifecycle, checkpoints,
  * timers), source_conf.c (the pulsar.source.* table), source_fetch.c (the
- * fetch loop) and split.c (one partition's consumer).
+ * fetch loop), split.c (one partition's consumer) and source_txn.c (the
+ * acknowledgement transactions). Calls go one way: source.c and
+ * source_fetch.c call split.c and source_txn.c, never the reverse; what
+ * they all need (clock, log, shared or not) is in source_common.c, below
+ * them.
  */
 #ifndef PC_CONNECTOR_SOURCE_INT_H
 #define PC_CONNECTOR_SOURCE_INT_H
@@ -104,12 +108,14 @@ void pc_source_conf_defaults(pulsarc_source_conf_t *c);
 pulsarc_err_t pc_source_conf_copy(pulsarc_source_conf_t *dst, const pulsarc_source_conf_t *src);
 void pc_source_conf_clear(pulsarc_source_conf_t *c);
 
-/* ---------- source.c ---------- */
+/* ---------- source_common.c ---------- */
 void pc_source_log(const pulsarc_source_t *src, pulsarc_source_log_level_t level,
                    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 uint64_t pc_source_now_ms(void);
-void pc_source_run_timers(pulsarc_source_t *src);
 int pc_source_shared(const pulsarc_source_t *src);
+
+/* ---------- source.c ---------- */
+void pc_source_run_timers(pulsarc_source_t *src);
 /* 1 when this reader reads split (topic, partition): its own by the rule, or every split when shared. */
 int pc_source_owns(const pulsarc_source_t *src, const char *topic, int32_t partition);
 

@@ -8,7 +8,8 @@
  * file and the issuer's answers (which carry the client secret and the
  * access token) go through it too, with nested values skipped. Values may
  * hold secrets: they never go into an error message, and pc_auth_kv_free
- * wipes them. No state: any thread.
+ * wipes them (through auth_provider.c, the one file below this one).
+ * No state: any thread.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -281,9 +282,4 @@ void pc_auth_kv_free(pc_auth_kv_t *kv) {
         pc_auth_wipe((uint8_t *)kv->val[i], strlen(kv->val[i]));
     }
     kv->n = 0;
-}
-
-void pc_auth_free_secret(char *s) {
-    if (s)
-        pc_auth_wipe((uint8_t *)s, strlen(s));
 }

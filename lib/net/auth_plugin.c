@@ -3,7 +3,10 @@
  * pair authPlugin/authParams (so client.conf files work unchanged), or
  * from a token supplier set with pulsarc_conf_set_token_supplier(). Runs
  * on the application thread inside pulsarc_client_new; the provider it
- * returns belongs to the client.
+ * returns belongs to the client. The top of the authentication files:
+ * it calls each provider's constructor; the providers call only down, to
+ * the authParams reader (auth_params.c) and what all providers share
+ * (auth_provider.c: freeing one, wiping secrets).
  */
 #include "net/auth_plugin.h"
 
@@ -84,21 +87,6 @@ pulsarc_err_t pulsarc_conf_set_token_supplier(pulsarc_conf_t *conf, pulsarc_toke
         return PULSARC_ERR_INVALID_ARG;
     pc_conf_set_cb(conf, PC_CB_TOKEN_SUPPLIER, (pc_any_fn)cb, opaque);
     return PULSARC_OK;
-}
-
-void pc_auth_free(pc_auth_t *a) {
-    if (!a)
-        return;
-    free(a->tls_cert);
-    free(a->tls_key);
-    a->free(a);
-}
-
-void pc_auth_wipe(uint8_t *data, size_t len) {
-    if (!data)
-        return;
-    explicit_bzero(data, len);
-    free(data);
 }
 
 #ifndef PULSARC_WITH_CURL

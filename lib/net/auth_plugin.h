@@ -51,6 +51,7 @@ struct pc_auth {
  */
 pulsarc_err_t pc_auth_new(const pulsarc_conf_t *conf, pc_auth_t **out, char *err,
                           size_t errlen);
+/* Any provider (auth_provider.c, with the two wipes below). NULL is fine. */
 void pc_auth_free(pc_auth_t *a);
 
 /* Providers (auth_token.c, auth_tls.c, auth_basic.c, auth_oauth2.c). params is authParams, may be "". */

@@ -9,7 +9,9 @@
  * reports the path (and names a loop when a broker comes round again).
  * Each operation is a small heap object that lives until its callback has
  * run. An http:// or https:// service URL
- * sends all three kinds of request to lookup_http.c instead. Every lookup,
+ * sends all three kinds of request to lookup_http.c instead; both take
+ * their hosts from lookup_service.c, below them, and lookup_http.c never
+ * calls back up here. Every lookup,
  * either way, is timed from the call to its answer into the client's
  * counters (netstats.h), redirects and host fail-over included, as one
  * observation by kind, transport and outcome. Loop thread only.
@@ -93,12 +95,6 @@ static void timed_partitions(void *arg, pulsarc_err_t err, const char *msg, int 
 static void timed_topics(void *arg, pulsarc_err_t err, const char *msg, char **topics, size_t n) {
     pc_topics_cb cb = ((timed_t *)arg)->cb.topics;
     cb(timed_done(arg, err), err, msg, topics, n);
-}
-
-const pc_hostport_t *pc_lookup_service_host(pc_lookup_svc_t *s) {
-    const pc_hostport_t *h = &s->url.hosts[s->next_host % (unsigned)s->url.nhosts];
-    s->next_host++;
-    return h;
 }
 
 static void op_free(lookup_op_t *op) {

@@ -1,7 +1,7 @@
 /* Lookups over the brokers' REST API, for http:// and https:// service URLs. */
 #ifndef PC_LOOKUP_HTTP_H
 #define PC_LOOKUP_HTTP_H
-#include "net/lookup.h"
+#include "net/lookup_service.h"
 
 /* Loop thread only; each calls cb exactly once, on the loop thread. */
 void pc_lookup_http_topic(pc_lookup_svc_t *s, const char *topic, pc_lookup_cb cb, void *arg);

@@ -250,6 +250,11 @@ static size_t remember_bound(const pc_single_t *c) {
     return n < 4096 ? 4096 : n > 262144 ? 262144 : n;
 }
 
+/* The redelivery tracker's notices go to the interceptors of the handle the application holds. */
+static void notify_interceptors(void *owner, int timed_out, const pulsarc_msgid_t *ids, size_t n) {
+    pc_consumer_icpts_redelivered(((pc_single_t *)owner)->queue, timed_out, ids, n);
+}
+
 void pc_single_acks_init(pc_single_t *c, pc_redeliver_fn due) {
     int64_t group = c->receipts ? 0 : c->acks.group_ms;
     pc_ack_tracker_init(&c->acks, c->base.client->loop, send_acks, c, group, c->acks.max_group,
@@ -258,7 +263,7 @@ void pc_single_acks_init(pc_single_t *c, pc_redeliver_fn due) {
     pc_redelivery_init(&c->redelivery, c->base.client->loop, due, c,
                        c->redelivery.nack_delay_ms, c->redelivery.ack_timeout_ms,
                        c->redelivery.tick_ms);
-    c->redelivery.notify = pc_consumer_icpts_redelivered;
+    c->redelivery.notify = notify_interceptors;
 }
 
 /* ---------- the public calls ---------- */

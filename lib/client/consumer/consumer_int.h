@@ -8,7 +8,8 @@
  * with a start position, start_position.c and reader.c). What the kinds share
  * lives here: identity, reference count, and the receive queue the
  * application takes messages from (receive_queue.c), guarded by `lock`.
- * handle.c runs the common life cycle and the public calls that dispatch;
+ * handle.c runs the common life cycle and the public calls that dispatch,
+ * above interceptors.c; the reference count is handle_ref.c, below both;
  * create.c picks the kind for pulsarc_consumer_new. A new kind fills a
  * pc_consumer_ops_t and delivers through single-topic members.
  *
@@ -27,9 +28,31 @@
 typedef struct pc_single pc_single_t;
 typedef struct pc_consumer_ops pc_consumer_ops_t;
 
+/*
+ * The receive queue's upcalls to the consumer that received a message (the
+ * message's rx_owner, or the queue's own consumer when it auto-scales):
+ * the flow permits it owes back as its messages are handed out. The queue
+ * (receive_queue.c) knows nothing else of the receiver; a single-topic
+ * consumer fills the table (permits.c). rx is the queue's own consumer or
+ * a member delivering into it (lock order: the queue's, then the member's).
+ */
+typedef struct pc_queue_receiver_ops {
+    /* n permits owed (rx's lock held); 1: call post_flow once the lock is released. */
+    int (*owe_locked)(pulsarc_consumer_t *rx, uint32_t n);
+    /* One permit owed by a member, the queue's lock held and the member's not. */
+    void (*owe_member)(pulsarc_consumer_t *rx);
+    /* Sends what rx owes (no lock held, or only a parent queue's). */
+    void (*post_flow)(pulsarc_consumer_t *rx);
+    /* Permits owed and not yet sent (rx's lock held). */
+    uint32_t (*owed_locked)(pulsarc_consumer_t *rx);
+    /* Auto-scaling set rx's queue to n messages (its lock held; a leaf lock may be taken). */
+    void (*resized)(pulsarc_consumer_t *rx, size_t n);
+} pc_queue_receiver_ops_t;
+
 struct pulsarc_consumer_s {
     pc_handle_t handle;
     const pc_consumer_ops_t *ops;
+    const pc_queue_receiver_ops_t *rx_ops; /* set by kinds that receive (single-topic); else NULL */
     pulsarc_client_t *client;
     pc_topic_t topic;            /* what pulsarc_consumer_topic() shows */
     char *sub;
@@ -100,16 +123,18 @@ struct pc_consumer_ops {
     uint32_t (*subscribed)(pulsarc_consumer_t *c, pc_single_t *member);
 };
 
+/* handle_ref.c: the handle's reference count (any thread); the last unref calls ops->free. */
+void pc_consumer_ref(pulsarc_consumer_t *c);
+void pc_consumer_unref(pulsarc_consumer_t *c);
+/* Posting helper for the public API: runs fn(arg) on the loop holding a reference on c. */
+pulsarc_err_t pc_consumer_post(pulsarc_consumer_t *c, pc_loop_fn fn, void *arg);
+
 /* handle.c: the common part's life cycle and the public calls that dispatch. */
 pulsarc_err_t pc_consumer_base_init(pulsarc_consumer_t *c, const pc_consumer_ops_t *ops,
                                     pulsarc_client_t *cl, const char *sub);
 /* Frees what pc_consumer_base_init made; the queue must be empty. */
 void pc_consumer_base_free(pulsarc_consumer_t *c);
-void pc_consumer_ref(pulsarc_consumer_t *c);
-void pc_consumer_unref(pulsarc_consumer_t *c);
 int pc_consumer_is_shared(const pulsarc_consumer_t *c);
-/* Posting helper for the public API: runs fn(arg) on the loop holding a reference on c. */
-pulsarc_err_t pc_consumer_post(pulsarc_consumer_t *c, pc_loop_fn fn, void *arg);
 /* Reads what every kind configures from conf (queue, batch receive, listener, events,
  * interceptors); PULSARC_ERR_NOMEM when the interceptors could not be copied. */
 pulsarc_err_t pc_consumer_read_common_conf(pulsarc_consumer_t *c, const pulsarc_conf_t *conf);
@@ -135,7 +160,7 @@ size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
 pulsarc_err_t pc_queue_wait_locked(pulsarc_consumer_t *q, int timeout_ms, struct timespec *dl);
 /* Removes the head (lock held, queue not empty) and owes no permit for it. */
 pulsarc_msg_t *pc_queue_take_locked(pulsarc_consumer_t *q);
-/* Flow permits the single-topic consumers behind c have granted so far (tests). */
+/* permits.c: flow permits the single-topic consumers behind c have granted so far (tests). */
 uint64_t pc_consumer_permits_sent(pulsarc_consumer_t *c);
 
 /* zero_queue.c: receiverQueueSize 0 on one non-partitioned topic. */

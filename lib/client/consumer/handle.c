@@ -5,9 +5,10 @@
  * here knows which kinds exist; single.c and multi_topic.c each fill a
  * table, reader.c builds on single.c.
  *
- * Lifetime: reference counted (atomic) because loop callbacks and
- * listener callbacks may outlive pulsarc_consumer_destroy(); the last
- * reference hands the handle to its kind's free operation.
+ * Lifetime: reference counted (handle_ref.c, below this file and the
+ * interceptors, which hold references of their own); the common part's
+ * creation and free here attach and free the interceptor chain
+ * (interceptors.c), and destroy runs its close hooks.
  *
  * Threads: any; shared fields under the handle's lock.
  */
@@ -86,24 +87,9 @@ void pc_consumer_fixed_queue(pulsarc_consumer_t *c) {
     c->cur_queue_size = c->queue_size;
 }
 
-void pc_consumer_ref(pulsarc_consumer_t *c) { atomic_fetch_add(&c->refs, 1); }
-
-void pc_consumer_unref(pulsarc_consumer_t *c) {
-    if (atomic_fetch_sub(&c->refs, 1) == 1)
-        c->ops->free(c);
-}
-
 int pc_consumer_is_shared(const pulsarc_consumer_t *c) {
     return c->sub_type == PULSAR__PROTO__COMMAND_SUBSCRIBE__SUB_TYPE__Shared ||
            c->sub_type == PULSAR__PROTO__COMMAND_SUBSCRIBE__SUB_TYPE__Key_Shared;
-}
-
-pulsarc_err_t pc_consumer_post(pulsarc_consumer_t *c, pc_loop_fn fn, void *arg) {
-    pc_consumer_ref(c);
-    pulsarc_err_t err = pc_client_post(c->client, fn, arg);
-    if (err)
-        pc_consumer_unref(c);
-    return err;
 }
 
 /* ---------- public calls ---------- */

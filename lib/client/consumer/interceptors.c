@@ -1,7 +1,9 @@
 /*
  * Design notes: the consumer interceptors of the handle the application
  * holds (for a multi-topic or zero-queue consumer, the parent; its
- * members' queue pointer leads there). The list is copied from the
+ * members' queue pointer leads there, followed by ack.c for the
+ * redelivery notices). Knows the handle only (consumer_int.h), never the
+ * kinds behind it. The list is copied from the
  * configuration when the handle is made and never changes, so reading it
  * needs no lock. Hooks are application code and run with no library lock
  * held: before_consume and the ack hooks on the application's thread (or
@@ -21,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/consumer/single.h"
+#include "client/consumer/consumer_int.h"
 #include "conf/props.h"
 
 struct pc_consumer_icpts {
@@ -170,10 +172,8 @@ static void run_notice(pc_cb_item_t *it) {
     free(r);
 }
 
-void pc_consumer_icpts_redelivered(void *owner, int timed_out, const pulsarc_msgid_t *ids,
+void pc_consumer_icpts_redelivered(pulsarc_consumer_t *c, int timed_out, const pulsarc_msgid_t *ids,
                                    size_t n) {
-    pc_single_t *s = owner;
-    pulsarc_consumer_t *c = s->queue; /* the handle the application holds */
     if (!c->icpts || n == 0)
         return; /* a notice after destroy is dropped when it runs */
     redelivery_notice_t *r = malloc(sizeof *r + n * sizeof r->ids[0]);

@@ -11,7 +11,6 @@
 #include "pulsarc.h"
 
 typedef struct pc_consumer_icpts pc_consumer_icpts_t;
-struct pc_single;
 
 /* Creation: c->icpts from conf (NULL when none); wraps c->listener when set. */
 pulsarc_err_t pc_consumer_icpts_attach(pulsarc_consumer_t *c, const pulsarc_conf_t *conf);
@@ -24,6 +23,8 @@ void pc_consumer_icpts_before_consume(pulsarc_consumer_t *c, pulsarc_msg_t **msg
 /* After an ack call on the application's thread; returns err. */
 pulsarc_err_t pc_consumer_icpts_acked(pulsarc_consumer_t *c, const pulsarc_msgid_t *id,
                                       int cumulative, pulsarc_err_t err);
-/* Loop thread: s sent ids for redelivery (timed_out: ack timeout, else nacks). */
-void pc_consumer_icpts_redelivered(void *s, int timed_out, const pulsarc_msgid_t *ids, size_t n);
+/* Loop thread: ids of a consumer delivering into c's queue went for redelivery (timed_out: ack
+ * timeout, else nacks); c is the handle the application holds. */
+void pc_consumer_icpts_redelivered(pulsarc_consumer_t *c, int timed_out, const pulsarc_msgid_t *ids,
+                                   size_t n);
 #endif

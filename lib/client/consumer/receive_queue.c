@@ -3,126 +3,43 @@
  * application. The io thread appends decoded messages (deliver.c: one
  * lock per read, not per message); application threads take them with receive,
  * batch receive, or through the message listener run on the client's
- * callback thread. Every message taken returns one flow permit; permits
- * go back to the broker as one FLOW once half the queue's worth is owed.
- * With autoScaledReceiverQueueSizeEnabled "the queue" is its current size:
- * one message at first, doubled whenever the application finds it empty
- * after the broker had used up its permits (scale_locked), and halved,
- * not below one, when an idle check (every autoScaledReceiverQueueIdleMs,
- * on the io thread) finds that it stayed below a quarter of its size and
- * fewer than a quarter arrived (pc_single_idle_check). Permits the broker
- * holds cannot be taken back: the halving's worth is withheld from the
- * next permits owed instead, so what the broker may push follows the
- * queue down, and the pool of received-message memory is trimmed to it.
- * Entries we had to drop return their permits at once, so the broker
- * never stalls on permits we silently ate.
+ * callback thread. Every message taken owes one flow permit to the
+ * consumer that received it (its rx_owner); the queue tells it through
+ * the receiver's table (pc_queue_receiver_ops_t, consumer_int.h) and knows
+ * nothing else of it. The permits themselves, their FLOW and the idle
+ * check that shrinks an auto-scaled queue are the single-topic consumer's
+ * (permits.c fills the table). With autoScaledReceiverQueueSizeEnabled
+ * "the queue" is its current size: one message at first, doubled whenever
+ * the application finds it empty after the broker had used up its permits
+ * (scale_locked).
  *
  * The queue belongs to the common handle (consumer_int.h), whatever kind
- * it is; permits belong to the single-topic consumer that received a
- * message (its rx_owner), which may deliver into a multi-topic
- * consumer's queue. Lock order: the queue's lock, then the receiving
- * consumer's when they differ.
+ * it is; a multi-topic consumer's members deliver into their parent's.
+ * Lock order: the queue's lock, then the receiving consumer's when they
+ * differ.
  *
  * Kinds that do not prefetch (zero_queue.c) take messages through their
  * own receive and listener operations, built on the wait and take here,
  * and decide the permits a fresh subscription asks for.
  *
- * Threads: append/refund/send_flow on the io thread; receive and the
- * listener on application threads; `lock` guards everything shared.
+ * Threads: append on the io thread; receive and the listener on
+ * application threads; `lock` guards everything shared.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/consumer/consumer_int.h"
 #include "client/consumer/interceptors.h"
-#include "client/consumer/single.h"
 #include "core/err.h"
 
-/* ---------- permits ---------- */
+/* ---------- permits, through the receiver's table ---------- */
 
-void pc_single_send_flow(pc_single_t *c, uint32_t n) {
-    if (c->h.state != PC_H_READY || !c->h.conn || n == 0)
-        return;
-    Pulsar__Proto__CommandFlow fl = PULSAR__PROTO__COMMAND_FLOW__INIT;
-    fl.consumer_id = c->id;
-    fl.messagepermits = n;
-    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__FLOW;
-    cmd.flow = &fl;
-    pc_conn_send(c->h.conn, &cmd);
-    pthread_mutex_lock(&c->base.lock);
-    c->base.permits_sent += n;
-    pthread_mutex_unlock(&c->base.lock);
-}
+static int owe_locked(pulsarc_consumer_t *rx, uint32_t n) { return rx->rx_ops->owe_locked(rx, n); }
 
-uint32_t pc_single_subscribed_permits(pc_single_t *c) {
-    pulsarc_consumer_t *q = c->queue;
-    if (q->ops->subscribed)
-        return q->ops->subscribed(q, c);
-    pthread_mutex_lock(&c->base.lock);
-    uint32_t n = (uint32_t)c->base.cur_queue_size; /* the broker holds nothing: grant it all */
-    c->withheld = 0;                               /* nor anything a shrink kept back */
-    pthread_mutex_unlock(&c->base.lock);
-    return n;
-}
+static void owe_member(pulsarc_consumer_t *rx) { rx->rx_ops->owe_member(rx); }
 
-static pulsarc_err_t add_permits_sent(pc_single_t *s, void *arg) {
-    pthread_mutex_lock(&s->base.lock);
-    *(uint64_t *)arg += s->base.permits_sent;
-    pthread_mutex_unlock(&s->base.lock);
-    return PULSARC_OK;
-}
-
-uint64_t pc_consumer_permits_sent(pulsarc_consumer_t *c) {
-    uint64_t n = 0;
-    c->ops->each_single(c, add_permits_sent, &n);
-    return n;
-}
-
-static void do_flow(void *arg) {
-    pc_single_t *c = arg;
-    pthread_mutex_lock(&c->base.lock);
-    uint32_t n = c->permits;
-    c->permits = 0;
-    c->flow_posted = 0;
-    pthread_mutex_unlock(&c->base.lock);
-    pc_single_send_flow(c, n);
-    pc_consumer_unref(&c->base);
-}
-
-/* A shrink's withheld permits are paid from those owed before any go out. Lock held. */
-static void pay_withheld_locked(pc_single_t *c) {
-    uint32_t keep = c->withheld < c->permits ? c->withheld : c->permits;
-    c->withheld -= keep;
-    c->permits -= keep;
-}
-
-/* Owes n permits back; 1 when the caller must post a FLOW. Lock held. */
-static int owe_locked(pc_single_t *c, uint32_t n) {
-    c->permits += n;
-    pay_withheld_locked(c);
-    if (c->flow_posted || c->permits == 0 || c->permits < (uint32_t)(c->base.cur_queue_size + 1) / 2)
-        return 0;
-    c->flow_posted = 1;
-    return 1;
-}
-
-static void post_flow(pc_single_t *c) {
-    if (pc_loop_in_thread(c->base.client->loop)) {
-        pc_consumer_ref(&c->base);
-        do_flow(c);
-    } else {
-        pc_consumer_post(&c->base, do_flow, c);
-    }
-}
-
-void pc_single_refund(pc_single_t *c, uint32_t permits) {
-    pthread_mutex_lock(&c->base.lock);
-    int flow = permits && owe_locked(c, permits);
-    pthread_mutex_unlock(&c->base.lock);
-    if (flow)
-        post_flow(c);
-}
+static void post_flow(pulsarc_consumer_t *rx) { rx->rx_ops->post_flow(rx); }
 
 /* ---------- the queue ---------- */
 
@@ -163,9 +80,9 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
         q->stats.received += n;
         if (q->qlen > q->qlen_peak)
             q->qlen_peak = q->qlen;
-        /* Auto-scaling single-topic consumer (its permits are under this lock): is the pipeline full? */
+        /* An auto-scaling queue's own consumer (its permits are under this lock): is the pipeline full? */
         if (q->auto_scale && first->rx_owner == q)
-            q->scale_hint = pc_single_of(q)->permits + q->qlen >= (size_t)q->cur_queue_size;
+            q->scale_hint = q->rx_ops->owed_locked(q) + q->qlen >= (size_t)q->cur_queue_size;
         pthread_cond_broadcast(&q->cond);
     }
     int listen = q->listener && n && !q->listener_posted;
@@ -212,16 +129,6 @@ size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
 
 /* ---------- taking messages out (application threads) ---------- */
 
-/* A member's permit, returned while the queue's lock is held (queue -> member order). */
-static void owe_member(pc_single_t *member) {
-    pthread_mutex_lock(&member->base.lock);
-    member->base.stats.delivered++;
-    int flow = owe_locked(member, 1);
-    pthread_mutex_unlock(&member->base.lock);
-    if (flow)
-        post_flow(member);
-}
-
 /*
  * Removes the head (lock held). Its permit goes back to the consumer that
  * received it: under the lock already held when that is the queue's own
@@ -241,10 +148,10 @@ pulsarc_msg_t *pc_queue_take_locked(pulsarc_consumer_t *q) {
     return m;
 }
 
-static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pulsarc_consumer_t **flow) {
     pulsarc_msg_t *m = pc_queue_take_locked(q);
-    pc_single_t *owner = pc_single_of(m->rx_owner);
-    if (m->rx_owner != q)
+    pulsarc_consumer_t *owner = m->rx_owner;
+    if (owner != q)
         owe_member(owner);
     else if (owe_locked(owner, 1))
         *flow = owner;
@@ -252,52 +159,28 @@ static pulsarc_msg_t *pop_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
 }
 
 /*
- * Auto-scaling (lock held; only single-topic consumers scale, so q is one),
+ * Auto-scaling (lock held; only a consumer receiving into its own queue
+ * scales, so q is the receiver and has its table),
  * as the Java client does it: found empty after the last arrival had used
  * up the pipeline, the application outran the queue: double it (up to
  * receiverQueueSize) and grant the difference now. A slow application never
  * finds it empty, so its queue stays small.
  */
-static void scale_locked(pulsarc_consumer_t *q, pc_single_t **flow) {
+static void scale_locked(pulsarc_consumer_t *q, pulsarc_consumer_t **flow) {
     int cur = q->cur_queue_size;
     if (!q->auto_scale || q->qhead || !q->scale_hint || cur >= q->queue_size)
         return;
     int grown = cur < q->queue_size / 2 ? cur * 2 : q->queue_size;
     q->cur_queue_size = grown;
     q->scale_hint = 0;
-    pc_rxpool_set_queue(pc_single_of(q)->pool, (size_t)grown); /* its lock is a leaf */
-    if (owe_locked(pc_single_of(q), (uint32_t)(grown - cur)))
-        *flow = pc_single_of(q);
-}
-
-void pc_single_idle_check(pc_single_t *c) {
-    pulsarc_consumer_t *q = &c->base;
-    int shrunk = 0;
-    pthread_mutex_lock(&q->lock);
-    uint64_t arrived = q->stats.received - q->received_at_check;
-    size_t cur = (size_t)q->cur_queue_size;
-    if (cur > 1 && q->qlen_peak * 4 < cur && arrived * 4 < cur) {
-        shrunk = (int)cur / 2;
-        q->cur_queue_size = shrunk;
-        q->scale_hint = 0;
-        c->withheld += (uint32_t)(cur - (size_t)shrunk);
-        pay_withheld_locked(c);
-        /* Never more than the broker may still push: what is withheld is
-         * paid by messages arriving, and a debt nothing can pay would stall. */
-        uint64_t out = q->permits_sent > q->stats.received ? q->permits_sent - q->stats.received : 0;
-        if (c->withheld > out)
-            c->withheld = (uint32_t)out;
-    }
-    q->received_at_check = q->stats.received;
-    q->qlen_peak = q->qlen;
-    pthread_mutex_unlock(&q->lock);
-    if (shrunk)
-        pc_rxpool_set_queue(c->pool, (size_t)shrunk);
+    q->rx_ops->resized(q, (size_t)grown);
+    if (owe_locked(q, (uint32_t)(grown - cur)))
+        *flow = q;
 }
 
 /* Scales before a receive waits; a grown queue's permits go out first (lock held, dropped meanwhile). */
 static void scale_before_wait_locked(pulsarc_consumer_t *c) {
-    pc_single_t *flow = NULL;
+    pulsarc_consumer_t *flow = NULL;
     scale_locked(c, &flow);
     if (flow) {
         pthread_mutex_unlock(&c->lock);
@@ -342,7 +225,7 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
         return zerr;
     }
     struct timespec dl = {.tv_sec = -1};
-    pc_single_t *flow = NULL;
+    pulsarc_consumer_t *flow = NULL;
     pthread_mutex_lock(&c->lock);
     scale_before_wait_locked(c);
     pulsarc_err_t err = pc_queue_wait_locked(c, timeout_ms, &dl);
@@ -364,7 +247,7 @@ pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **ms
  * a few stores.
  */
 static size_t pop_run_locked(pulsarc_consumer_t *q, pulsarc_msg_t **msgs, size_t max,
-                             size_t *bytes, size_t max_bytes, pc_single_t **flow) {
+                             size_t *bytes, size_t max_bytes, pulsarc_consumer_t **flow) {
     size_t n = 0, taken_bytes = 0;
     uint32_t own = 0;
     pulsarc_msg_t *m = q->qhead, *last = NULL, *next;
@@ -374,7 +257,7 @@ static size_t pop_run_locked(pulsarc_consumer_t *q, pulsarc_msg_t **msgs, size_t
         if (m->rx_owner == q)
             own++;
         else
-            owe_member(pc_single_of(m->rx_owner));
+            owe_member(m->rx_owner);
         taken_bytes += m->len;
         msgs[n++] = last = m;
     }
@@ -386,8 +269,8 @@ static size_t pop_run_locked(pulsarc_consumer_t *q, pulsarc_msg_t **msgs, size_t
     q->last_dequeued = last->id;
     q->has_dequeued = 1;
     q->stats.delivered += n;
-    if (own && owe_locked(pc_single_of(q), own))
-        *flow = pc_single_of(q);
+    if (own && owe_locked(q, own))
+        *flow = q;
     *bytes += taken_bytes;
     return n;
 }
@@ -407,7 +290,7 @@ pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *c, pulsarc_msg_
     size_t max = cap < c->batch_max_msgs ? cap : c->batch_max_msgs;
     struct timespec dl;
     pc_deadline(&dl, c->batch_timeout_ms);
-    pc_single_t *flow = NULL;
+    pulsarc_consumer_t *flow = NULL;
     size_t bytes = 0;
     pthread_mutex_lock(&c->lock);
     scale_before_wait_locked(c);
@@ -438,7 +321,7 @@ typedef struct listener_run {
 /* Hands out everything queued, one by one; each message taken owes its permit. */
 static void drain_to_listener(pulsarc_consumer_t *c) {
     for (;;) {
-        pc_single_t *flow = NULL;
+        pulsarc_consumer_t *flow = NULL;
         pthread_mutex_lock(&c->lock);
         pulsarc_msg_t *m = c->qhead && !c->closing ? pop_locked(c, &flow) : NULL;
         if (!m) {

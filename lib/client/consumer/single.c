@@ -531,6 +531,7 @@ static pc_single_t *single_alloc(pulsarc_client_t *cl, const char *sub) {
     }
     c->queue = &c->base;
     pc_timer_init(&c->idle_timer, on_idle_timer, c);
+    c->base.rx_ops = &pc_single_receiver_ops;
     return c;
 }
 

@@ -4,7 +4,7 @@
  * state. It delivers into a receive queue: its own handle's, or the
  * multi-topic consumer's it belongs to (`queue`). Split across single.c
  * (life cycle and broker events), deliver.c (decoded entries to the
- * queue), receive_queue.c (permits),
+ * queue), permits.c (flow permits; the queue is receive_queue.c),
  * ack.c (acks, nacks, redelivery), seek.c (seek, last message id),
  * dead_letter.c, and start_position.c (where a reader starts).
  *
@@ -113,13 +113,19 @@ void pc_single_flush(pc_single_t *s);
  */
 int pc_single_drop_acked(pc_single_t *s, pc_rx_result_t *r);
 
-/* receive_queue.c: permits (any thread) */
+/* receive_queue.c */
 /* Drops the messages s received that are still queued; returns how many. Any thread. */
 static inline size_t pc_single_drop_queued(pc_single_t *s) {
     return pc_queue_drop_owned(s->queue, &s->base);
 }
+
+/* permits.c: flow permits (any thread unless noted) */
+/* Entries dropped before the queue: their permits are owed back at once. */
 void pc_single_refund(pc_single_t *s, uint32_t permits);
+/* Loop thread: one FLOW of n permits, when subscribed. */
 void pc_single_send_flow(pc_single_t *s, uint32_t n);
+/* What the receive queue asks of a single-topic consumer, set on each as it is made. */
+extern const pc_queue_receiver_ops_t pc_single_receiver_ops;
 /* Loop thread: the permits a fresh subscription grants (its queue's kind decides). */
 uint32_t pc_single_subscribed_permits(pc_single_t *s);
 /* Loop thread, an auto-scaling consumer with its own queue: halves the
