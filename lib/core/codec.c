@@ -1,6 +1,8 @@
 /*
  * Design notes: codec.c owns the codec table and the checks every codec
- * shares; each codec_*.c owns one library call pair and nothing else. The
+ * shares; each codec_*.c owns one library call pair and nothing else, and
+ * reports a wrong size in the words of codec_report.c, which sits below
+ * both so that the table calls down into the codecs and never back up. The
  * table is indexed by the wire CompressionType, so a value from the peer
  * selects a row after one bounds check and a NULL row means "not built
  * in". Arguments are checked here once (NULL pointers of empty ranges are
@@ -73,11 +75,6 @@ size_t pc_codec_bound(pc_codec_t c, size_t len) {
         return len;
     const codec_row_t *r = row_of(c);
     return r && r->ops ? r->ops->bound(len) : 0;
-}
-
-pulsarc_err_t pc_codec_size_mismatch(char *why, size_t whylen, size_t got, size_t expected) {
-    return pc_seterr(why, whylen, PULSARC_ERR_COMPRESSION,
-                     "yields %zu bytes, uncompressed_size says %zu", got, expected);
 }
 
 /* Stands in for NULL pointers of empty ranges: libraries may do pointer
