@@ -164,6 +164,9 @@ typedef struct pc_producer_ops {
      * this fails: then the item is not consumed. */
     pulsarc_err_t (*submit)(pulsarc_producer_t *p, send_item_t *it);
     pulsarc_err_t (*flush)(pulsarc_producer_t *p, int timeout_ms);
+    /* Adds parts to op (pc_op_add) and reports each once everything queued
+     * before the call has its outcome; adds none when nothing is pending. */
+    pulsarc_err_t (*flush_async)(pulsarc_producer_t *p, pc_op_t *op);
     /* Closes and waits for it (inside a library callback it only starts). */
     void (*close)(pulsarc_producer_t *p);
     int64_t (*last_sequence_id)(pulsarc_producer_t *p);
