@@ -1195,6 +1195,16 @@ static pulsarc_err_t tp_flush_async(pulsarc_producer_t *bp, pc_op_t *op) {
 
 /* ---------- the rest of the ops ---------- */
 
+int pc_topic_producer_slot_waiters(pulsarc_producer_t *bp) {
+    pc_topic_producer_t *p = TP(bp);
+    int n = 0;
+    pthread_mutex_lock(&p->lock);
+    for (pc_op_t *op = p->slot_line.head; op; op = op->qnext)
+        n++;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
 static void tp_add_stats(pulsarc_producer_t *bp, pc_producer_stats_acc_t *sum, uint64_t *pending) {
     pc_topic_producer_t *p = TP(bp);
     pthread_mutex_lock(&p->lock);

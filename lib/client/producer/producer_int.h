@@ -211,6 +211,9 @@ void pc_producer_base_clear(pulsarc_producer_t *p);
 send_item_t *pc_item_get(pulsarc_producer_t *p);
 /* Gives it back to its pool, or frees it when the pool is full; any thread. */
 void pc_item_put(send_item_t *it);
+/* Senders of a one-topic producer waiting in line for a pending slot (for tests). */
+int pc_topic_producer_slot_waiters(pulsarc_producer_t *p);
+
 /* Reads and checks conf for a producer on topic (schema included). */
 pulsarc_err_t pc_producer_settings_read(pc_producer_settings_t *s, const pulsarc_conf_t *conf,
                                         const pc_topic_t *topic, char *errstr, size_t errlen);
