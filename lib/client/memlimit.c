@@ -75,8 +75,8 @@ static pulsarc_err_t wait_in_line(pc_memlimit_t *m, const void *owner, int64_t n
     return err;
 }
 
-pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, int64_t n, int block,
-                                  int timeout_ms) {
+pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, const atomic_int *stopped,
+                                  int64_t n, int block, int timeout_ms) {
     if (m->limit <= 0 || n <= 0)
         return PULSARC_OK;
     pulsarc_err_t err = PULSARC_OK;
@@ -85,6 +85,8 @@ pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, int64_t n
         m->used += n;
     else if (!block)
         err = PULSARC_ERR_QUEUE_FULL;
+    else if (stopped && atomic_load(stopped))
+        err = PULSARC_ERR_CLOSED;
     else
         err = wait_in_line(m, owner, n, timeout_ms);
     /* A waiter that timed out at the head may have held back those behind it. */

@@ -16,6 +16,7 @@
 #ifndef PC_MEMLIMIT_H
 #define PC_MEMLIMIT_H
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "client/op.h"
@@ -36,10 +37,13 @@ void pc_memlimit_destroy(pc_memlimit_t *m);
  * waits in line up to timeout_ms (<=0: forever) and returns TIMEOUT, or the
  * error pc_memlimit_cancel gave. A single reservation bigger than the whole
  * limit waits only for an empty budget, so one large message never
- * deadlocks (it may overshoot, as Java's does).
+ * deadlocks (it may overshoot, as Java's does). stopped (may be NULL) is
+ * the owner's closing flag, set before it calls pc_memlimit_cancel: read
+ * under the budget's lock, so a sender that gets in line just after the
+ * cancel still sees it and returns CLOSED instead of waiting.
  */
-pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, int64_t n, int block,
-                                  int timeout_ms);
+pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, const atomic_int *stopped,
+                                  int64_t n, int block, int timeout_ms);
 void pc_memlimit_release(pc_memlimit_t *m, int64_t n);
 /* Fails every reservation of owner still waiting with err (its close). */
 void pc_memlimit_cancel(pc_memlimit_t *m, const void *owner, pulsarc_err_t err, const char *msg);

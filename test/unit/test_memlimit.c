@@ -3,8 +3,10 @@
  * blocked reservations wait in a strict first-come line (a small one that
  * would fit does not pass a big one waiting), release hands bytes to the
  * head of the line and reserves them for it, a reservation that times out
- * leaves the line (and no longer holds back those behind it), and a
- * producer's close fails only its own waiters with CLOSED.
+ * leaves the line (and no longer holds back those behind it), a
+ * producer's close fails only its own waiters with CLOSED (and its closing
+ * flag keeps a sender that arrives after the cancel out of line), and a
+ * reservation bigger than the limit waits for an empty budget.
  */
 #include <pthread.h>
 #include <unistd.h>
@@ -23,7 +25,7 @@ typedef struct reserver {
 
 static void *reserve_main(void *arg) {
     reserver_t *r = arg;
-    r->err = pc_memlimit_acquire(r->m, r->owner, r->n, 1, r->timeout_ms);
+    r->err = pc_memlimit_acquire(r->m, r->owner, NULL, r->n, 1, r->timeout_ms);
     return NULL;
 }
 
@@ -46,7 +48,7 @@ static void await_waiting(pc_memlimit_t *m, int k) {
 START_TEST(test_fifo_big_before_small) {
     pc_memlimit_t m;
     pc_memlimit_init(&m, 100);
-    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, 80, 1, 0), PULSARC_OK);
+    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, NULL, 80, 1, 0), PULSARC_OK);
     reserver_t big, small;
     start(&big, &m, NULL, 50, 0);
     await_waiting(&m, 1);
@@ -54,7 +56,7 @@ START_TEST(test_fifo_big_before_small) {
     await_waiting(&m, 2);
     ck_assert_int_eq(pc_memlimit_used(&m), 80);
     /* Nothing fits but waiting: a non-blocking one is refused at once. */
-    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, 1, 0, 0), PULSARC_ERR_QUEUE_FULL);
+    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, NULL, 1, 0, 0), PULSARC_ERR_QUEUE_FULL);
     pc_memlimit_release(&m, 30); /* 50 used: big gets its 50, small still waits */
     pthread_join(big.t, NULL);
     ck_assert_int_eq(big.err, PULSARC_OK);
@@ -72,8 +74,8 @@ END_TEST
 START_TEST(test_timeout_leaves_the_line) {
     pc_memlimit_t m;
     pc_memlimit_init(&m, 100);
-    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, 100, 1, 0), PULSARC_OK);
-    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, 10, 1, 50), PULSARC_ERR_TIMEOUT);
+    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, NULL, 100, 1, 0), PULSARC_OK);
+    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, NULL, 10, 1, 50), PULSARC_ERR_TIMEOUT);
     ck_assert_int_eq(pc_memlimit_waiting(&m), 0);
     ck_assert_int_eq(pc_memlimit_used(&m), 100);
     /* A head that times out no longer holds back the one behind it. */
@@ -97,7 +99,7 @@ START_TEST(test_cancel_fails_only_its_owner) {
     pc_memlimit_t m;
     pc_memlimit_init(&m, 100);
     int closing, other;
-    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, 100, 1, 0), PULSARC_OK);
+    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, NULL, 100, 1, 0), PULSARC_OK);
     reserver_t a, b, c;
     start(&a, &m, &closing, 10, 0);
     await_waiting(&m, 1);
@@ -106,6 +108,9 @@ START_TEST(test_cancel_fails_only_its_owner) {
     start(&c, &m, &closing, 10, 0);
     await_waiting(&m, 3);
     pc_memlimit_cancel(&m, &closing, PULSARC_ERR_CLOSED, "producer closed");
+    /* Its owner's flag, set before the cancel, keeps a late one out of line. */
+    atomic_int stopped = 1;
+    ck_assert_int_eq(pc_memlimit_acquire(&m, &closing, &stopped, 10, 1, 0), PULSARC_ERR_CLOSED);
     pthread_join(a.t, NULL);
     pthread_join(c.t, NULL);
     ck_assert_int_eq(a.err, PULSARC_ERR_CLOSED);
@@ -123,7 +128,7 @@ END_TEST
 START_TEST(test_oversized_waits_for_empty) {
     pc_memlimit_t m;
     pc_memlimit_init(&m, 100);
-    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, 1, 1, 0), PULSARC_OK);
+    ck_assert_int_eq(pc_memlimit_acquire(&m, NULL, NULL, 1, 1, 0), PULSARC_OK);
     reserver_t big;
     start(&big, &m, NULL, 250, 0);
     await_waiting(&m, 1);

@@ -75,6 +75,7 @@ typedef struct pc_topic_producer {
     pc_op_queue_t flush_line;  /* flushes (flush_node_t) by target, lowest first */
     pc_op_queue_t drain_line;  /* closers waiting for the last send callback */
     pc_op_t close_op;          /* completed once the io thread reached CLOSED */
+    atomic_int mem_stopped;    /* closing, as the memory budget's line reads it */
     atomic_int callbacks_queued; /* send callbacks on the callback queue, not yet run;
                                     changed without the lock, waited for under it */
     struct pc_encryptor *encryptor; /* end-to-end encryption (lib/crypto), or NULL; io thread */
@@ -865,6 +866,7 @@ static int post_close(pc_topic_producer_t *p) {
     pthread_mutex_unlock(&p->lock);
     if (!first)
         return 1;
+    atomic_store(&p->mem_stopped, 1); /* before the cancel: see pc_memlimit_acquire */
     pc_memlimit_cancel(&p->base.client->memlimit, p, PULSARC_ERR_CLOSED, "producer closed");
     tp_ref(p);
     if (pc_client_post(p->base.client, do_close, p) == PULSARC_OK)
@@ -1105,8 +1107,8 @@ static pulsarc_err_t tp_submit(pulsarc_producer_t *bp, send_item_t *it) {
     if (err)
         return err;
     it->mem = (int64_t)it->msg->len;
-    err = pc_memlimit_acquire(&p->base.client->memlimit, p, it->mem, p->cfg.block_if_full,
-                              p->cfg.send_timeout_ms);
+    err = pc_memlimit_acquire(&p->base.client->memlimit, p, &p->mem_stopped, it->mem,
+                              p->cfg.block_if_full, p->cfg.send_timeout_ms);
     if (err) {
         it->mem = 0;
         unreserve(p, it);
