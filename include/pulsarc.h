@@ -507,8 +507,10 @@ typedef void (*pulsarc_flush_cb)(pulsarc_producer_t *producer, pulsarc_err_t err
  * Starts a flush and returns: open batches are sent now, and cb is called
  * exactly once when every message queued before the call has its outcome
  * (also when the producer closes meanwhile: close gives each pending send
- * its outcome). On an error return nothing started and cb is not called.
- * The library keeps producer alive until cb has returned. Any thread,
+ * its outcome). cb may be NULL. On an error return nothing started and cb
+ * is not called. The library keeps producer alive until cb has returned,
+ * so cb may run after pulsarc_producer_close or _destroy returned and still
+ * receives a valid handle (use it only to tell flushes apart). Any thread,
  * also inside callbacks.
  */
 PULSARC_API pulsarc_err_t pulsarc_producer_flush_async(pulsarc_producer_t *producer,
