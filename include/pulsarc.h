@@ -508,10 +508,11 @@ typedef void (*pulsarc_flush_cb)(pulsarc_producer_t *producer, pulsarc_err_t err
  * exactly once when every message queued before the call has its outcome
  * (also when the producer closes meanwhile: close gives each pending send
  * its outcome). cb may be NULL. On an error return nothing started and cb
- * is not called. The library keeps producer alive until cb has returned,
- * so cb may run after pulsarc_producer_close or _destroy returned and still
- * receives a valid handle (use it only to tell flushes apart). Any thread,
- * also inside callbacks.
+ * is not called. With the callback thread, pulsarc_producer_close (and
+ * destroy) returns only after cb has run, as for send callbacks; in poll
+ * mode or when closed from inside a callback, cb may run later and still
+ * gets a valid handle (the library keeps it until cb has returned). Any
+ * thread, also inside callbacks.
  */
 PULSARC_API pulsarc_err_t pulsarc_producer_flush_async(pulsarc_producer_t *producer,
                                                        pulsarc_flush_cb cb, void *opaque);

@@ -4,7 +4,8 @@
  * senders block (for a pending slot or for the client's memory budget)
  * gives each of them CLOSED exactly once; flush_async calls back once,
  * after the callbacks of the messages sent before it (one topic and a
- * partitioned one, and at once on an idle producer); and a close started
+ * partitioned one, and at once on an idle producer), and close returns only
+ * after the callback of a flush still waiting; and a close started
  * from inside a send callback finishes without deadlock.
  *
  * Sends are kept pending by unloading the topic while the client's
@@ -257,6 +258,36 @@ START_TEST(test_flush_async_after_receipts) {
 }
 END_TEST
 
+/* Close with a flush_async waiting on stalled sends: the sends fail with
+ * CLOSED, and close returns only after the flush's callback has run. */
+START_TEST(test_close_runs_flush_callback) {
+    pulsarc_client_t *c = backoff_client("60000", NULL, NULL);
+    const char *topic = pct_topic("flush-close");
+    const char *kv[] = {"batchingEnabled", "false", "sendTimeoutMs", "0", NULL};
+    pulsarc_producer_t *p = stalled_producer(c, topic, kv);
+    sent_log_t log;
+    sent_log_init(&log);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pulsarc_producer_send_async(p, msg_i(i, 10), on_sent_cb, &log), PULSARC_OK);
+    flush_seen_t f;
+    flush_seen_init(&f, &log);
+    ck_assert_int_eq(pulsarc_producer_flush_async(p, on_flushed, &f), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_producer_close(p), PULSARC_OK);
+    if (!pct_loop_mode()) { /* with a callback thread: already run, no wait here */
+        ck_assert_int_eq(f.calls, 1);
+        ck_assert_int_eq(f.sends_done, 3);
+    }
+    sent_log_wait(&log, 3);
+    flush_seen_wait(&f);
+    ck_assert_int_eq(f.err, PULSARC_OK);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(log.errs[i], PULSARC_ERR_CLOSED);
+    pulsarc_producer_destroy(p);
+    ck_assert_int_eq(f.calls, 1);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 /* A send callback that closes its producer (there close only starts). */
 typedef struct closer {
     sent_log_t log;
@@ -304,6 +335,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_close_fails_slot_waiters);
     tcase_add_test(t, test_close_fails_memory_waiters);
     tcase_add_loop_test(t, test_flush_async_after_receipts, 0, 2);
+    tcase_add_test(t, test_close_runs_flush_callback);
     tcase_add_test(t, test_close_from_send_callback);
     suite_add_tcase(s, t);
     return s;

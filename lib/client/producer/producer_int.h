@@ -192,6 +192,7 @@ struct pulsarc_producer_s {
     pc_send_hists_t send_hists; /* send durations; a partition's go to its owner's */
     struct pc_producer_icpts *icpts; /* the user handle's interceptors (api.c), or NULL */
     pc_item_pool_t items;       /* the items of messages sent through this handle */
+    pc_op_t flushes_out;        /* countdown of flush_async callbacks not yet run (api.c) */
 };
 
 static inline void pc_producer_ref(pulsarc_producer_t *p) { atomic_fetch_add(&p->refs, 1); }
