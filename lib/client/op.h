@@ -43,7 +43,9 @@
  *     (one part per partition), the sync flush waits on it.
  *   close: the producer's and the single consumer's close post the close and
  *     wait on the handle's close op, completed when the loop reached CLOSED;
- *     waiting for the last queued send callback is a line completed by it.
+ *     waiting for the last queued send callback is a line completed by it,
+ *     and for the flush_async callbacks still out a countdown op (pc_op_add
+ *     per flush, one part done per callback run).
  *
  * Threads: any. The op lives where its owner puts it (a blocked caller's
  * stack is fine: the caller cannot return before the completion has let
