@@ -22,6 +22,8 @@
  *    thread is the application's loop: a send that finds the queue full
  *    turns the client's loop itself while it waits, and every 128 sends
  *    (and after the last) pulsarc_client_step runs the send callbacks.
+ *  - --senders N: N application threads share the sends (N > 1: several
+ *    senders block on the full queue at once; not with --loop).
  *  - A send that fails is counted, never retried: status=errors says so.
  *  - Output: a human summary, then one `produce: key=value ...` line that
  *    bench/produce_compare.sh parses. Figures only.
@@ -42,7 +44,7 @@
 typedef struct opts {
     const char *url, *topic, *label;
     uint64_t n;
-    int size, batch, pending, copy, loop;
+    int size, batch, pending, copy, loop, senders;
     const char *extra[BENCH_MAX_EXTRA]; /* --conf key=value */
     int nextra;
 } opts_t;
@@ -91,14 +93,15 @@ static void wait_outcomes(uint64_t want) {
 static int usage(const char *prog) {
     fprintf(stderr,
             "usage: %s --url URL --topic TOPIC [--messages N] [--size BYTES] [--batch 0|1]\n"
-            "          [--pending N] [--copy] [--loop] [--label NAME] [--conf key=value]...\n",
+            "          [--pending N] [--senders N] [--copy] [--loop] [--label NAME]\n"
+            "          [--conf key=value]...\n",
             prog);
     return 2;
 }
 
 static int parse(int argc, char **argv, opts_t *o) {
     *o = (opts_t){.url = "pulsar://127.0.0.1:6650", .label = "pulsarc", .n = 1000000,
-                  .size = 100, .batch = 1, .pending = 1000};
+                  .size = 100, .batch = 1, .pending = 1000, .senders = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--loop")) {
@@ -119,10 +122,12 @@ static int parse(int argc, char **argv, opts_t *o) {
         else if (!strcmp(a, "--size")) o->size = atoi(v);
         else if (!strcmp(a, "--batch")) o->batch = atoi(v);
         else if (!strcmp(a, "--pending")) o->pending = atoi(v);
+        else if (!strcmp(a, "--senders")) o->senders = atoi(v);
         else if (!strcmp(a, "--conf") && o->nextra < BENCH_MAX_EXTRA) o->extra[o->nextra++] = v;
         else return -1;
     }
-    return o->topic && o->n > 0 && o->size >= 0 && o->pending > 0 ? 0 : -1;
+    return o->topic && o->n > 0 && o->size >= 0 && o->pending > 0 && o->senders > 0 &&
+                   (o->senders == 1 || !o->loop) ? 0 : -1;
 }
 
 static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t el) {
@@ -146,12 +151,12 @@ static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t el) {
     return c;
 }
 
-/* Sends o->n messages; returns the number whose send_async was accepted. */
-static uint64_t send_all(pulsarc_client_t *c, pulsarc_producer_t *p, const opts_t *o,
-                         const char *payload) {
+/* Sends n messages; returns the number whose send_async was accepted. */
+static uint64_t send_n(pulsarc_client_t *c, pulsarc_producer_t *p, const opts_t *o,
+                       const char *payload, uint64_t n) {
     int flags = o->copy ? PULSARC_MSG_F_COPY : PULSARC_MSG_F_BORROW;
     uint64_t queued = 0;
-    for (uint64_t i = 0; i < o->n; i++) {
+    for (uint64_t i = 0; i < n; i++) {
         pulsarc_msg_t *m = pulsarc_msg_new();
         if (!m || pulsarc_msg_set_payload(m, payload, (size_t)o->size, flags)) {
             pulsarc_msg_destroy(m);
@@ -163,6 +168,44 @@ static uint64_t send_all(pulsarc_client_t *c, pulsarc_producer_t *p, const opts_
             pulsarc_client_step(c, 0, NULL, 0);
     }
     return queued;
+}
+
+typedef struct sender {
+    pulsarc_client_t *c;
+    pulsarc_producer_t *p;
+    const opts_t *o;
+    const char *payload;
+    uint64_t n;
+    pthread_t t;
+    int started;
+} sender_t;
+
+static void *sender_main(void *arg) {
+    sender_t *s = arg;
+    send_n(s->c, s->p, s->o, s->payload, s->n);
+    return NULL;
+}
+
+/* Sends o->n messages from o->senders threads (the caller's alone for one). */
+static void send_all(pulsarc_client_t *c, pulsarc_producer_t *p, const opts_t *o,
+                     const char *payload) {
+    if (o->senders == 1) {
+        send_n(c, p, o, payload, o->n);
+        return;
+    }
+    sender_t *s = calloc((size_t)o->senders, sizeof *s);
+    for (int k = 0; k < o->senders; k++) {
+        s[k] = (sender_t){c, p, o, payload, o->n / (uint64_t)o->senders, 0, 0};
+        if (k == 0)
+            s[k].n += o->n % (uint64_t)o->senders;
+        s[k].started = pthread_create(&s[k].t, NULL, sender_main, &s[k]) == 0;
+        if (!s[k].started) /* no thread: this one sends its share */
+            send_n(c, p, o, payload, s[k].n);
+    }
+    for (int k = 0; k < o->senders; k++)
+        if (s[k].started)
+            pthread_join(s[k].t, NULL);
+    free(s);
 }
 
 static void report(const opts_t *o, const snap_t *a, const snap_t *b) {

@@ -495,6 +495,27 @@ PULSARC_API pulsarc_err_t pulsarc_producer_send_async(pulsarc_producer_t *produc
 /** Waits until every message queued before the call has its outcome. */
 PULSARC_API pulsarc_err_t pulsarc_producer_flush(pulsarc_producer_t *producer,
                                                  int timeout_ms);
+/**
+ * Result of pulsarc_producer_flush_async: err is PULSARC_OK once every
+ * message queued before the flush has its outcome (each send's own result
+ * went to its own callback or caller). Runs on the callback thread (or in
+ * pulsarc_client_poll), after the callbacks of those sends.
+ */
+typedef void (*pulsarc_flush_cb)(pulsarc_producer_t *producer, pulsarc_err_t err,
+                                 void *opaque);
+/**
+ * Starts a flush and returns: open batches are sent now, and cb is called
+ * exactly once when every message queued before the call has its outcome
+ * (also when the producer closes meanwhile: close gives each pending send
+ * its outcome). cb may be NULL. On an error return nothing started and cb
+ * is not called. With the callback thread, pulsarc_producer_close (and
+ * destroy) returns only after cb has run, as for send callbacks; in poll
+ * mode or when closed from inside a callback, cb may run later and still
+ * gets a valid handle (the library keeps it until cb has returned). Any
+ * thread, also inside callbacks.
+ */
+PULSARC_API pulsarc_err_t pulsarc_producer_flush_async(pulsarc_producer_t *producer,
+                                                       pulsarc_flush_cb cb, void *opaque);
 /** The producer's name (assigned by the broker unless configured). Borrowed. */
 PULSARC_API const char *pulsarc_producer_name(const pulsarc_producer_t *producer);
 /** Topic name in full form. Borrowed. */

@@ -34,6 +34,18 @@
  *     outcome is wanted.
  *   seek: one op completed by the SEEK reply, or DISCONNECTED / CLOSED when
  *     the connection or the consumer goes first.
+ *   pending slot, memory budget: a blocked sender's op waits in a
+ *     pc_op_queue_t; whoever frees a slot (bytes) reserves it for the oldest
+ *     waiter and completes its op; the deadline is the send timeout; close
+ *     fails the line with CLOSED.
+ *   flush: an op in the producer's flush line, completed once everything
+ *     enqueued before it has its outcome; flush_async is its callback form
+ *     (one part per partition), the sync flush waits on it.
+ *   close: the producer's and the single consumer's close post the close and
+ *     wait on the handle's close op, completed when the loop reached CLOSED;
+ *     waiting for the last queued send callback is a line completed by it,
+ *     and for the flush_async callbacks still out a countdown op (pc_op_add
+ *     per flush, one part done per callback run).
  *
  * Threads: any. The op lives where its owner puts it (a blocked caller's
  * stack is fine: the caller cannot return before the completion has let

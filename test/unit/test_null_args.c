@@ -54,6 +54,7 @@ static const char *const COVERED[] = {
     "pulsarc_client_new", "pulsarc_client_close", "pulsarc_client_destroy",
     "pulsarc_client_partitions", "pulsarc_client_poll", "pulsarc_producer_new",
     "pulsarc_producer_send", "pulsarc_producer_send_async", "pulsarc_producer_flush",
+    "pulsarc_producer_flush_async",
     "pulsarc_producer_name", "pulsarc_producer_topic", "pulsarc_producer_last_sequence_id",
     "pulsarc_producer_close", "pulsarc_producer_destroy", "pulsarc_producer_set_router",
     "pulsarc_producer_partitions", "pulsarc_producer_stats", "pulsarc_conf_set_message_listener",
@@ -384,6 +385,7 @@ START_TEST(test_producer) {
     int calls = 0;
     ERR(pulsarc_producer_send_async(NULL, m, send_cb, &calls)); /* takes m */
     ERR(pulsarc_producer_flush(NULL, 0));
+    ERR(pulsarc_producer_flush_async(NULL, NULL, NULL));
     ck_assert_ptr_null(pulsarc_producer_name(NULL));
     ck_assert_ptr_null(pulsarc_producer_topic(NULL));
     NOCRASH(pulsarc_producer_last_sequence_id(NULL));
@@ -404,6 +406,7 @@ START_TEST(test_producer) {
     ERR(pulsarc_producer_send(p, NULL, &id));
     ERR(pulsarc_producer_send_async(p, NULL, send_cb, &calls));
     NOCRASH(pulsarc_producer_flush(p, -1));
+    NOCRASH(pulsarc_producer_flush_async(p, NULL, NULL)); /* no callback wanted */
     ERR(pulsarc_producer_set_router(p, route, NULL)); /* not partitioned */
     ERR(pulsarc_producer_stats(p, NULL));
     ck_assert_int_eq(pulsarc_producer_close(p), PULSARC_OK);

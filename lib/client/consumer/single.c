@@ -49,6 +49,7 @@ static void single_free(pulsarc_consumer_t *base) {
     pc_schema_clear(&c->schema);
     pc_decryptor_free(c->decryptor);
     pc_queue_clear_locked(&c->base); /* last reference: nobody else can hold the lock */
+    pc_op_destroy(&c->closed_op);
     pc_consumer_base_free(&c->base);
     free(c);
 }
@@ -318,6 +319,19 @@ void pc_single_start_async(pc_single_t *c) { do_start(c); }
 
 /* ---------- closing and unsubscribing ---------- */
 
+/*
+ * Closed: the flags for receivers (woken through the queue's condition
+ * variable, which they wait on) and the close op for closers. Any thread.
+ */
+static void set_closed(pc_single_t *c) {
+    pthread_mutex_lock(&c->base.lock);
+    c->base.closed = 1;
+    c->base.closing = 1;
+    pthread_cond_broadcast(&c->base.cond);
+    pthread_mutex_unlock(&c->base.lock);
+    pc_op_done(&c->closed_op, PULSARC_OK, NULL);
+}
+
 static void mark_closed(pc_single_t *c) {
     c->h.state = PC_H_CLOSED;
     pc_ack_tracker_stop(&c->acks);
@@ -325,11 +339,9 @@ static void mark_closed(pc_single_t *c) {
     if (pc_timer_active(&c->idle_timer))
         pc_timer_stop(c->base.client->loop, &c->idle_timer);
     pthread_mutex_lock(&c->base.lock);
-    c->base.closed = 1;
-    c->base.closing = 1;
     c->connected = 0;
-    pthread_cond_broadcast(&c->base.cond);
     pthread_mutex_unlock(&c->base.lock);
+    set_closed(c);
 }
 
 static void on_close_reply(void *arg, pulsarc_err_t err, const pc_frame_t *f, const char *msg) {
@@ -402,19 +414,12 @@ static int post_close(pc_single_t *c, pc_loop_fn fn) {
     return pc_consumer_post(&c->base, fn, c) == PULSARC_OK;
 }
 
-static void wait_closed(pc_single_t *c) {
-    pthread_mutex_lock(&c->base.lock);
-    while (!c->base.closed)
-        pc_loop_cond_wait(&c->base.cond, &c->base.lock);
-    pthread_mutex_unlock(&c->base.lock);
-}
+static void wait_closed(pc_single_t *c) { pc_op_wait(&c->closed_op, NULL, 0); }
 
+/* Close = post the close, then wait for its op (inside a callback it only starts). */
 static void close_and_wait(pc_single_t *c) {
-    if (!post_close(c, do_close)) {
-        pthread_mutex_lock(&c->base.lock);
-        c->base.closed = 1; /* the loop is gone: nothing is pending any more */
-        pthread_mutex_unlock(&c->base.lock);
-    }
+    if (!post_close(c, do_close))
+        set_closed(c); /* the loop is gone: nothing is pending any more */
     if (!pc_in_callback())
         wait_closed(c);
 }
@@ -530,6 +535,7 @@ static pc_single_t *single_alloc(pulsarc_client_t *cl, const char *sub) {
         return NULL;
     }
     c->queue = &c->base;
+    pc_op_init(&c->closed_op);
     pc_timer_init(&c->idle_timer, on_idle_timer, c);
     c->base.rx_ops = &pc_single_receiver_ops;
     return c;
@@ -553,9 +559,7 @@ pulsarc_err_t pc_single_start(pc_single_t *c, int own_handle, char *errstr, size
     err = pc_op_wait(&w, errstr, errlen);
     pc_op_destroy(&w);
     if (err) {
-        pthread_mutex_lock(&c->base.lock);
-        c->base.closed = c->base.closing = 1; /* the loop already set PC_H_CLOSED */
-        pthread_mutex_unlock(&c->base.lock);
+        set_closed(c); /* the loop already set PC_H_CLOSED */
         pc_client_unregister(cl, &c->base.handle);
     }
     pc_consumer_unref(&c->base);
@@ -565,9 +569,10 @@ pulsarc_err_t pc_single_start(pc_single_t *c, int own_handle, char *errstr, size
 /* After a failed subscribe: nothing to close on the broker (the loop set PC_H_CLOSED). */
 static void mark_never_subscribed(pc_single_t *c) {
     pthread_mutex_lock(&c->base.lock);
-    if (c->subscribes == 0)
-        c->base.closed = c->base.closing = 1;
+    int never = c->subscribes == 0;
     pthread_mutex_unlock(&c->base.lock);
+    if (never)
+        set_closed(c);
 }
 
 /*

@@ -38,6 +38,7 @@ struct pc_single {
     pc_op_t *create_waiter;
     pc_op_t *unsub_waiter;
     pc_op_t *ack_waiter;     /* a receipt is wanted for the ack in progress */
+    pc_op_t closed_op;           /* completed once nothing of it runs on the loop (any thread) */
     pc_rxpool_t *pool;           /* memory of received messages */
     struct pc_decryptor *decryptor; /* end-to-end decryption (lib/crypto), or NULL */
     int crypto_action;           /* pc_crypto_fail_action_t: cryptoFailureAction */

@@ -82,10 +82,18 @@ pulsarc_err_t pulsarc_producer_new(pulsarc_client_t *c, const char *topic,
     return PULSARC_OK;
 }
 
+/*
+ * With a callback thread, close also waits for the flush_async callbacks
+ * still out (the close gave their sends an outcome, so they are on their
+ * way), so that none runs after close returned. Inside a callback or in
+ * poll/loop mode it cannot wait for the callback queue, as for sends.
+ */
 pulsarc_err_t pulsarc_producer_close(pulsarc_producer_t *p) {
     if (!p)
         return PULSARC_ERR_INVALID_ARG;
     p->ops->close(p);
+    if (!pc_in_callback() && p->client->cbq.own_thread)
+        pc_op_wait(&p->flushes_out, NULL, 0);
     return PULSARC_OK;
 }
 
@@ -237,6 +245,47 @@ pulsarc_err_t pulsarc_producer_flush(pulsarc_producer_t *p, int timeout_ms) {
     if (!p)
         return PULSARC_ERR_INVALID_ARG;
     return p->ops->flush(p, timeout_ms);
+}
+
+/* The caller's flush_async: one op, one part per topic producer with
+ * something pending, plus one held while the parts are added. */
+typedef struct flush_call {
+    pc_op_t op;
+    pulsarc_producer_t *p;
+    pulsarc_flush_cb cb;
+    void *opaque;
+} flush_call_t;
+
+static void on_flushed(pc_op_t *op, void *arg) {
+    flush_call_t *fc = arg;
+    pulsarc_err_t err = pc_op_result(op, NULL, 0);
+    if (fc->cb)
+        fc->cb(fc->p, err, fc->opaque);
+    pc_op_done(&fc->p->flushes_out, PULSARC_OK, NULL); /* a close may wait for the last */
+    pc_producer_unref(fc->p);
+    pc_op_destroy(&fc->op);
+    free(fc);
+}
+
+pulsarc_err_t pulsarc_producer_flush_async(pulsarc_producer_t *p, pulsarc_flush_cb cb,
+                                           void *opaque) {
+    if (!p)
+        return PULSARC_ERR_INVALID_ARG;
+    flush_call_t *fc = calloc(1, sizeof *fc);
+    if (!fc)
+        return PULSARC_ERR_NOMEM;
+    fc->p = p;
+    fc->cb = cb;
+    fc->opaque = opaque;
+    pc_op_init(&fc->op); /* its one part: held until every producer added its own */
+    pc_op_call_back(&fc->op, &p->client->cbq, on_flushed, fc);
+    pc_producer_ref(p);
+    pc_op_add(&p->flushes_out, 1);
+    pulsarc_err_t err = p->ops->flush_async(p, &fc->op);
+    /* Parts already added still report (to a callback form with OK or not),
+     * so the op completes either way; the error only decides what it says. */
+    pc_op_done(&fc->op, err, err ? "flush could not start on every partition" : NULL);
+    return PULSARC_OK;
 }
 
 /* ---------- properties and stats ---------- */

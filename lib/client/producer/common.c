@@ -27,6 +27,8 @@ void pc_producer_base_init(pulsarc_producer_t *p, const pc_producer_ops_t *ops,
     p->items.free = NULL;
     p->items.n = 0;
     p->items.max = (int)pc_conf_int(conf, PC_PROP_MAX_PENDING_MESSAGES);
+    pc_op_init(&p->flushes_out);
+    pc_op_done(&p->flushes_out, PULSARC_OK, NULL); /* none out: a completed countdown */
 }
 
 void pc_producer_base_clear(pulsarc_producer_t *p) {
@@ -37,6 +39,7 @@ void pc_producer_base_clear(pulsarc_producer_t *p) {
     p->items.free = NULL;
     p->items.n = 0;
     pthread_mutex_destroy(&p->items.lock);
+    pc_op_destroy(&p->flushes_out);
 }
 
 send_item_t *pc_item_get(pulsarc_producer_t *p) {

@@ -390,6 +390,17 @@ static pulsarc_err_t pp_flush(pulsarc_producer_t *bp, int timeout_ms) {
     return PULSARC_OK;
 }
 
+static pulsarc_err_t pp_flush_async(pulsarc_producer_t *bp, pc_op_t *op) {
+    pc_partitioned_producer_t *pp = PP(bp);
+    pulsarc_producer_t *part;
+    for (int i = 0; (part = part_at(pp, i)) != NULL; i++) {
+        pulsarc_err_t err = part->ops->flush_async(part, op);
+        if (err)
+            return err;
+    }
+    return PULSARC_OK;
+}
+
 /* Under the lock: the partitions a growth has started, each referenced. */
 static int adding_snapshot(pc_partitioned_producer_t *pp, pulsarc_producer_t ***out) {
     pc_growth_t *g = pp->growth;
@@ -481,6 +492,7 @@ static const pc_producer_ops_t partitioned_ops = {
     .create = pp_create,
     .submit = pp_submit,
     .flush = pp_flush,
+    .flush_async = pp_flush_async,
     .close = pp_close,
     .last_sequence_id = pp_last_sequence_id,
     .partitions = pp_partitions,

@@ -66,14 +66,16 @@ typedef struct pc_topic_producer {
     pc_handoff_t handoff;       /* application threads -> io thread */
     /* shared with application threads, under lock */
     pthread_mutex_t lock;
-    pthread_cond_t cond;
     int inflight;
     uint64_t enqueued, completed;
     int closing;
     int closed;
     int close_posted;
-    int slot_waiters;          /* senders blocked on a full queue */
-    int flush_waiters;         /* flush calls waiting for completions */
+    pc_op_queue_t slot_line;   /* senders blocked on a full queue, oldest first */
+    pc_op_queue_t flush_line;  /* flushes (flush_node_t) by target, lowest first */
+    pc_op_queue_t drain_line;  /* closers waiting for the last send callback */
+    pc_op_t close_op;          /* completed once the io thread reached CLOSED */
+    atomic_int mem_stopped;    /* closing, as the memory budget's line reads it */
     atomic_int callbacks_queued; /* send callbacks on the callback queue, not yet run;
                                     changed without the lock, waited for under it */
     struct pc_encryptor *encryptor; /* end-to-end encryption (lib/crypto), or NULL; io thread */
@@ -86,7 +88,22 @@ typedef struct pc_topic_producer {
 #define TP(bp) ((pc_topic_producer_t *)(bp))
 #define P_OF(hp) ((pc_topic_producer_t *)((char *)(hp) - offsetof(pc_topic_producer_t, h)))
 
+/*
+ * A flush in line: due once `completed` reaches target (everything enqueued
+ * before the flush has its outcome). The sync flush keeps one on its stack
+ * and waits on op; flush_async allocates one whose completion reports one
+ * part of parent (the caller's op) and frees it.
+ */
+typedef struct flush_node {
+    pc_op_t op;           /* first: the line holds &op */
+    uint64_t target;
+    pc_op_t *parent;      /* async form, or NULL */
+} flush_node_t;
+
+#define FLUSH_OF(o) ((flush_node_t *)((char *)(o) - offsetof(flush_node_t, op)))
+
 static void p_fail_all(pc_topic_producer_t *p, pulsarc_err_t err, const char *msg);
+static void complete_flushes(pc_op_t *op);
 
 /* ---------- lifetime ---------- */
 
@@ -99,8 +116,9 @@ static void tp_free(pulsarc_producer_t *bp) {
     pulsarc_producer_t *owner = p->owner;
     pthread_mutex_destroy(&p->lock);
     pthread_mutex_destroy(&p->handoff.lock);
-    pthread_cond_destroy(&p->cond);
     pc_op_destroy(&p->create_w);
+    pc_op_destroy(&p->close_op);
+    complete_flushes(p->flush_line.head); /* none expected: every enqueued item completes */
     pc_schema_clear(&p->schema);
     pc_encryptor_free(p->encryptor);
     pc_send_op_pool_clear(&p->op_pool);
@@ -155,7 +173,7 @@ static void run_send_result(pc_cb_item_t *ci) {
     pc_item_put(it);
     if (atomic_fetch_sub(&p->callbacks_queued, 1) == 1) {
         pthread_mutex_lock(&p->lock); /* a close may wait for its last callback */
-        pthread_cond_broadcast(&p->cond);
+        pc_op_queue_fail_all(&p->drain_line, PULSARC_OK, NULL);
         pthread_mutex_unlock(&p->lock);
     }
     tp_unref(p);
@@ -178,16 +196,77 @@ static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t
         p->last_seq_acked = it->seq;
 }
 
-/* A sender blocked on a full queue is woken once pending drops to this
- * mark, i.e. once per quarter of the queue freed, not once per receipt. */
+/* Slots go to blocked senders once pending drops to this mark, i.e. once
+ * per quarter of the queue freed, not once per receipt: a lone sender then
+ * wakes with one slot and finds the rest of the quarter free. */
 static int slot_wake_mark(const pc_topic_producer_t *p) {
     int quarter = p->cfg.max_pending / 4;
     return p->cfg.max_pending - (quarter > 0 ? quarter : 1);
 }
 
+/* Completes a chain of ops linked by qnext (after the owner's lock is let go). */
+static void complete_chain(pc_op_t *op, pulsarc_err_t err) {
+    while (op) {
+        pc_op_t *next = op->qnext;
+        op->qnext = NULL;
+        pc_op_done(op, err, NULL); /* its waiter may return from here */
+        op = next;
+    }
+}
+
+/*
+ * Under lock: hands free slots to the senders in line, oldest first, one
+ * slot each, counting them in flight for them. Returns the ops to complete
+ * (chained on qnext). `force` skips the wake mark (a slot given back).
+ */
+static pc_op_t *hand_slots(pc_topic_producer_t *p, int force) {
+    pc_op_t *ready = NULL, **tail = &ready;
+    if (!p->slot_line.head || (!force && p->inflight > slot_wake_mark(p)))
+        return NULL;
+    while (p->slot_line.head && p->inflight < p->cfg.max_pending) {
+        pc_op_t *op = pc_op_queue_pop(&p->slot_line);
+        p->inflight++;
+        p->enqueued++;
+        *tail = op;
+        tail = &op->qnext;
+    }
+    return ready;
+}
+
+/* Under lock: pops the flushes that `completed` has caught up with. */
+static pc_op_t *due_flushes(pc_topic_producer_t *p) {
+    pc_op_t *ready = NULL, **tail = &ready;
+    while (p->flush_line.head && FLUSH_OF(p->flush_line.head)->target <= p->completed) {
+        pc_op_t *op = pc_op_queue_pop(&p->flush_line);
+        *tail = op;
+        tail = &op->qnext;
+    }
+    return ready;
+}
+
+/* Completes due flushes: a stack node wakes its waiter, an async one
+ * reports its part to the caller's op and goes. */
+static void complete_flushes(pc_op_t *op) {
+    while (op) {
+        pc_op_t *next = op->qnext;
+        flush_node_t *f = FLUSH_OF(op);
+        op->qnext = NULL;
+        if (f->parent) {
+            pc_op_done(f->parent, PULSARC_OK, NULL);
+            pc_op_destroy(&f->op);
+            free(f);
+        } else {
+            pc_op_done(&f->op, PULSARC_OK, NULL);
+        }
+        op = next;
+    }
+}
+
 /* Frees the slots and budget of a chain of items under one lock, and counts
- * the callbacks about to be queued for them (before they can run). */
-static void release_slots(pc_topic_producer_t *p, const send_item_t *items, pulsarc_err_t err) {
+ * the callbacks about to be queued for them (before they can run). Slots go
+ * straight to senders in line; the flushes now due are returned, to be
+ * completed after the items' own outcomes are out. */
+static pc_op_t *release_slots(pc_topic_producer_t *p, const send_item_t *items, pulsarc_err_t err) {
     int64_t mem = 0, now = err ? 0 : coarse_now_ms();
     int n = 0, callbacks = 0;
     pthread_mutex_lock(&p->lock);
@@ -200,10 +279,12 @@ static void release_slots(pc_topic_producer_t *p, const send_item_t *items, puls
     p->inflight -= n;
     p->completed += (uint64_t)n;
     atomic_fetch_add(&p->callbacks_queued, callbacks);
-    if (p->flush_waiters > 0 || (p->slot_waiters > 0 && p->inflight <= slot_wake_mark(p)))
-        pthread_cond_broadcast(&p->cond);
+    pc_op_t *slots = hand_slots(p, 0);
+    pc_op_t *flushes = due_flushes(p);
     pthread_mutex_unlock(&p->lock);
     pc_memlimit_release(&p->base.client->memlimit, mem);
+    complete_chain(slots, PULSARC_OK);
+    return flushes;
 }
 
 /* Callbacks gathered while completing a chain, pushed in one go. */
@@ -269,7 +350,7 @@ static void report_item(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t e
 static void complete_items(pc_topic_producer_t *p, send_item_t *items, pulsarc_err_t err,
                            const char *errmsg, const send_op_t *op,
                            const pulsarc_msgid_t *entry_id) {
-    release_slots(p, items, err);
+    pc_op_t *flushes = release_slots(p, items, err);
     cb_chain_t ch = {NULL, NULL};
     int i = 0;
     for (send_item_t *it = items, *next; it; it = next, i++) {
@@ -283,6 +364,7 @@ static void complete_items(pc_topic_producer_t *p, send_item_t *items, pulsarc_e
         report_item(p, it, err, errmsg, entry_id ? &id : NULL, &ch);
     }
     push_chain(p, &ch);
+    complete_flushes(flushes); /* queued behind the callbacks they wait for */
 }
 
 /* One item that never became part of an entry (refused, closed, no memory). */
@@ -712,12 +794,17 @@ static void do_start(void *arg) {
 
 /* ---------- closing ---------- */
 
+/* Nothing of it runs on the loop any more: the close op completes. Any thread. */
+static void set_closed(pc_topic_producer_t *p) {
+    pthread_mutex_lock(&p->lock);
+    p->closed = p->closing = 1;
+    pthread_mutex_unlock(&p->lock);
+    pc_op_done(&p->close_op, PULSARC_OK, NULL);
+}
+
 static void mark_closed(pc_topic_producer_t *p) {
     p->h.state = PC_H_CLOSED;
-    pthread_mutex_lock(&p->lock);
-    p->closed = 1;
-    pthread_cond_broadcast(&p->cond);
-    pthread_mutex_unlock(&p->lock);
+    set_closed(p);
 }
 
 typedef struct close_req {
@@ -766,16 +853,21 @@ static void do_close(void *arg) {
     tp_unref(p);
 }
 
-/* Starts closing once; returns 0 if the loop refused (already stopped). */
+/*
+ * Starts closing once; returns 0 if the loop refused (already stopped).
+ * Senders blocked for a slot or for memory budget get CLOSED now.
+ */
 static int post_close(pc_topic_producer_t *p) {
     pthread_mutex_lock(&p->lock);
     int first = !p->close_posted;
     p->close_posted = 1;
     p->closing = 1;
-    pthread_cond_broadcast(&p->cond);
+    pc_op_queue_fail_all(&p->slot_line, PULSARC_ERR_CLOSED, "producer closed");
     pthread_mutex_unlock(&p->lock);
     if (!first)
         return 1;
+    atomic_store(&p->mem_stopped, 1); /* before the cancel: see pc_memlimit_acquire */
+    pc_memlimit_cancel(&p->base.client->memlimit, p, PULSARC_ERR_CLOSED, "producer closed");
     tp_ref(p);
     if (pc_client_post(p->base.client, do_close, p) == PULSARC_OK)
         return 1;
@@ -795,24 +887,23 @@ static void wait_callbacks(pc_topic_producer_t *p) {
     if (!p->base.client->cbq.own_thread)
         return;
     pthread_mutex_lock(&p->lock);
-    while (atomic_load(&p->callbacks_queued) > 0)
-        pc_loop_cond_wait(&p->cond, &p->lock);
+    if (atomic_load(&p->callbacks_queued) > 0) { /* the last one run completes the line */
+        pc_op_t drained;
+        pc_op_init(&drained);
+        pc_op_queue_wait(&p->drain_line, &drained, &p->lock, NULL);
+        pc_op_destroy(&drained);
+    }
     pthread_mutex_unlock(&p->lock);
 }
 
+/* Close = post the close, then wait for its op (unless inside a callback). */
 static void tp_close(pulsarc_producer_t *bp) {
     pc_topic_producer_t *p = TP(bp);
-    if (!post_close(p)) {
-        pthread_mutex_lock(&p->lock);
-        p->closed = 1; /* the loop is gone: nothing can still be pending */
-        pthread_mutex_unlock(&p->lock);
-    }
+    if (!post_close(p))
+        set_closed(p); /* the loop is gone: nothing can still be pending */
     if (pc_in_callback())
-        return; /* only marks; the loop finishes */
-    pthread_mutex_lock(&p->lock);
-    while (!p->closed)
-        pc_loop_cond_wait(&p->cond, &p->lock);
-    pthread_mutex_unlock(&p->lock);
+        return; /* only starts it; the loop finishes */
+    pc_op_wait(&p->close_op, NULL, 0);
     wait_callbacks(p);
 }
 
@@ -845,12 +936,8 @@ pulsarc_err_t pc_topic_producer_alloc(pulsarc_client_t *c, const char *topic,
     pc_producer_base_init(&p->base, &topic_producer_ops, c, &t, conf);
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->handoff.lock, NULL);
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&p->cond, &a);
-    pthread_condattr_destroy(&a);
     pc_op_init(&p->create_w);
+    pc_op_init(&p->close_op);
     p->last_seq_acked = -1;
     apply_settings(p, s);
     pc_timer_init(&p->send_timer, on_send_timer, p);
@@ -898,9 +985,7 @@ pulsarc_err_t pc_topic_producer_wait_created(pulsarc_producer_t *bp, char *errst
     pc_topic_producer_t *p = TP(bp);
     pulsarc_err_t err = pc_op_wait(&p->create_w, errstr, errlen);
     if (err) {
-        pthread_mutex_lock(&p->lock);
-        p->closed = p->closing = 1; /* the loop already reached CLOSED */
-        pthread_mutex_unlock(&p->lock);
+        set_closed(p); /* the loop already reached CLOSED */
         return err;
     }
     tp_unref(p); /* do_start's reference; the loop keeps none while READY */
@@ -912,11 +997,8 @@ static void on_created(pc_op_t *op, void *arg) {
     pc_topic_producer_t *p = arg;
     char m[512];
     pulsarc_err_t err = pc_op_result(op, m, sizeof m);
-    if (err) {
-        pthread_mutex_lock(&p->lock);
-        p->closed = p->closing = 1; /* the loop already reached CLOSED */
-        pthread_mutex_unlock(&p->lock);
-    }
+    if (err)
+        set_closed(p); /* the loop already reached CLOSED */
     p->created_fn(&p->base, err, err ? m : NULL, p->created_arg);
     tp_unref(p); /* do_start's reference */
 }
@@ -931,9 +1013,7 @@ pulsarc_err_t pc_topic_producer_create_async(pulsarc_producer_t *bp, pc_created_
     pulsarc_err_t err = pc_client_post(p->base.client, do_start, p);
     if (err) { /* nothing started: fn is not called, the op stays pending */
         p->creating = 0;
-        pthread_mutex_lock(&p->lock);
-        p->closed = p->closing = 1;
-        pthread_mutex_unlock(&p->lock);
+        set_closed(p);
         tp_unref(p);
     }
     return err;
@@ -953,42 +1033,57 @@ static pulsarc_err_t tp_create(pulsarc_producer_t *bp, const pulsarc_conf_t *con
 
 /* ---------- sending ---------- */
 
-/* Under lock: one wait for a slot. The deadline is read only when a sender
- * first has to wait, so a send that finds room reads no clock. */
-static pulsarc_err_t wait_for_slot(pc_topic_producer_t *p, struct timespec *dl, int *dl_set) {
+/*
+ * Under lock: waits in the slot line until a slot is handed over (already
+ * counted in flight for us), the send timeout passes or close fails the
+ * line. The deadline is read only when a sender has to wait.
+ */
+static pulsarc_err_t wait_for_slot(pc_topic_producer_t *p) {
+    struct timespec dl;
     int bounded = p->cfg.send_timeout_ms > 0;
-    if (bounded && !*dl_set) {
-        pc_deadline(dl, p->cfg.send_timeout_ms);
-        *dl_set = 1;
-    }
-    p->slot_waiters++;
-    int rc = bounded ? pc_loop_cond_timedwait(&p->cond, &p->lock, dl)
-                     : pc_loop_cond_wait(&p->cond, &p->lock);
-    p->slot_waiters--;
-    return rc ? PULSARC_ERR_TIMEOUT : PULSARC_OK;
+    if (bounded)
+        pc_deadline(&dl, p->cfg.send_timeout_ms);
+    pc_op_t w;
+    pc_op_init(&w);
+    pulsarc_err_t err = PULSARC_ERR_TIMEOUT;
+    if (pc_op_queue_wait(&p->slot_line, &w, &p->lock, bounded ? &dl : NULL))
+        err = pc_op_result(&w, NULL, 0);
+    pc_op_destroy(&w);
+    return err;
 }
 
-/* Reserves a pending slot (application thread). */
+/* Under lock: a slot taken but not used goes back; it counts as completed,
+ * since a flush may already wait for it. Returns senders to wake. */
+static pc_op_t *give_back_slot(pc_topic_producer_t *p) {
+    p->inflight--;
+    p->completed++;
+    return hand_slots(p, 1);
+}
+
+/*
+ * Reserves a pending slot (application thread). First come, first served:
+ * a sender that finds others in line queues behind them even if a slot is
+ * free (it is theirs, on its way).
+ */
 static pulsarc_err_t acquire_slot(pc_topic_producer_t *p) {
-    struct timespec dl;
-    int dl_set = 0;
+    pc_op_t *wake = NULL, *flushes = NULL;
     pthread_mutex_lock(&p->lock);
     pulsarc_err_t err = PULSARC_OK;
-    while (!p->closing && p->inflight >= p->cfg.max_pending) {
-        if (!p->cfg.block_if_full) {
-            err = PULSARC_ERR_QUEUE_FULL;
-            break;
-        }
-        if ((err = wait_for_slot(p, &dl, &dl_set)))
-            break;
-    }
-    if (!err && p->closing)
+    if (p->closing) {
         err = PULSARC_ERR_CLOSED;
-    if (!err) {
+    } else if (!p->slot_line.head && p->inflight < p->cfg.max_pending) {
         p->inflight++;
         p->enqueued++;
+    } else if (!p->cfg.block_if_full) {
+        err = PULSARC_ERR_QUEUE_FULL;
+    } else if (!(err = wait_for_slot(p)) && p->closing) {
+        wake = give_back_slot(p); /* handed over just as close began */
+        flushes = due_flushes(p);
+        err = PULSARC_ERR_CLOSED;
     }
     pthread_mutex_unlock(&p->lock);
+    complete_chain(wake, PULSARC_OK);
+    complete_flushes(flushes);
     return err;
 }
 
@@ -996,10 +1091,11 @@ static void unreserve(pc_topic_producer_t *p, send_item_t *it) {
     pc_memlimit_release(&p->base.client->memlimit, it->mem);
     it->mem = 0;
     pthread_mutex_lock(&p->lock);
-    p->inflight--;
-    p->enqueued--;
-    pthread_cond_broadcast(&p->cond);
+    pc_op_t *wake = give_back_slot(p);
+    pc_op_t *flushes = due_flushes(p);
     pthread_mutex_unlock(&p->lock);
+    complete_chain(wake, PULSARC_OK);
+    complete_flushes(flushes);
 }
 
 static pulsarc_err_t tp_submit(pulsarc_producer_t *bp, send_item_t *it) {
@@ -1011,7 +1107,8 @@ static pulsarc_err_t tp_submit(pulsarc_producer_t *bp, send_item_t *it) {
     if (err)
         return err;
     it->mem = (int64_t)it->msg->len;
-    err = pc_memlimit_acquire(&p->base.client->memlimit, it->mem, p->cfg.block_if_full, p->cfg.send_timeout_ms);
+    err = pc_memlimit_acquire(&p->base.client->memlimit, p, &p->mem_stopped, it->mem,
+                              p->cfg.block_if_full, p->cfg.send_timeout_ms);
     if (err) {
         it->mem = 0;
         unreserve(p, it);
@@ -1024,6 +1121,8 @@ static pulsarc_err_t tp_submit(pulsarc_producer_t *bp, send_item_t *it) {
     return err;
 }
 
+/* ---------- flushing ---------- */
+
 static void do_flush(void *arg) {
     pc_topic_producer_t *p = arg;
     if (p->h.state < PC_H_CLOSING)
@@ -1031,32 +1130,82 @@ static void do_flush(void *arg) {
     tp_unref(p);
 }
 
+/* Sends the open batches now instead of at their delay. */
+static void post_flush(pc_topic_producer_t *p) {
+    tp_ref(p);
+    if (pc_client_post(p->base.client, do_flush, p) != PULSARC_OK)
+        tp_unref(p); /* loop gone: nothing is left open */
+}
+
+/* Anything enqueued and not yet complete? (Read first, so that a flush of
+ * an idle producer neither posts to the loop nor waits.) */
+static int has_pending(pc_topic_producer_t *p) {
+    pthread_mutex_lock(&p->lock);
+    int pending = p->completed < p->enqueued;
+    pthread_mutex_unlock(&p->lock);
+    return pending;
+}
+
+/* The sync flush: the async flush's node on the stack, and one wait. */
 static pulsarc_err_t tp_flush(pulsarc_producer_t *bp, int timeout_ms) {
     pc_topic_producer_t *p = TP(bp);
     struct timespec dl;
     if (timeout_ms >= 0)
         pc_deadline(&dl, timeout_ms);
-    pthread_mutex_lock(&p->lock);
-    uint64_t target = p->enqueued;
-    pthread_mutex_unlock(&p->lock);
-    tp_ref(p);
-    if (pc_client_post(p->base.client, do_flush, p) != PULSARC_OK)
-        tp_unref(p);
+    if (!has_pending(p))
+        return PULSARC_OK;
+    post_flush(p);
+    flush_node_t f;
+    pc_op_init(&f.op);
+    f.parent = NULL;
     pulsarc_err_t err = PULSARC_OK;
     pthread_mutex_lock(&p->lock);
-    p->flush_waiters++;
-    while (p->completed < target && !err) {
-        if (timeout_ms < 0)
-            pc_loop_cond_wait(&p->cond, &p->lock);
-        else if (pc_loop_cond_timedwait(&p->cond, &p->lock, &dl))
-            err = PULSARC_ERR_TIMEOUT;
-    }
-    p->flush_waiters--;
+    f.target = p->enqueued; /* taken with the push, so the line stays in target order */
+    if (p->completed < f.target &&
+        !pc_op_queue_wait(&p->flush_line, &f.op, &p->lock, timeout_ms >= 0 ? &dl : NULL))
+        err = PULSARC_ERR_TIMEOUT;
     pthread_mutex_unlock(&p->lock);
+    pc_op_destroy(&f.op);
     return err;
 }
 
+/* One part of op is reported once everything enqueued so far has its outcome. */
+static pulsarc_err_t tp_flush_async(pulsarc_producer_t *bp, pc_op_t *op) {
+    pc_topic_producer_t *p = TP(bp);
+    if (!has_pending(p))
+        return PULSARC_OK;
+    flush_node_t *f = malloc(sizeof *f);
+    if (!f)
+        return PULSARC_ERR_NOMEM;
+    pc_op_init(&f->op);
+    f->parent = op;
+    pc_op_add(op, 1);
+    post_flush(p);
+    pthread_mutex_lock(&p->lock);
+    f->target = p->enqueued;
+    int queued = p->completed < f->target;
+    if (queued)
+        pc_op_queue_push(&p->flush_line, &f->op);
+    pthread_mutex_unlock(&p->lock);
+    if (!queued) {
+        pc_op_destroy(&f->op);
+        free(f);
+        pc_op_done(op, PULSARC_OK, NULL);
+    }
+    return PULSARC_OK;
+}
+
 /* ---------- the rest of the ops ---------- */
+
+int pc_topic_producer_slot_waiters(pulsarc_producer_t *bp) {
+    pc_topic_producer_t *p = TP(bp);
+    int n = 0;
+    pthread_mutex_lock(&p->lock);
+    for (pc_op_t *op = p->slot_line.head; op; op = op->qnext)
+        n++;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
 
 static void tp_add_stats(pulsarc_producer_t *bp, pc_producer_stats_acc_t *sum, uint64_t *pending) {
     pc_topic_producer_t *p = TP(bp);
@@ -1088,6 +1237,7 @@ static const pc_producer_ops_t topic_producer_ops = {
     .create = tp_create,
     .submit = tp_submit,
     .flush = tp_flush,
+    .flush_async = tp_flush_async,
     .close = tp_close,
     .last_sequence_id = tp_last_sequence_id,
     .partitions = tp_partitions,

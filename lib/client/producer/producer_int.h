@@ -164,6 +164,9 @@ typedef struct pc_producer_ops {
      * this fails: then the item is not consumed. */
     pulsarc_err_t (*submit)(pulsarc_producer_t *p, send_item_t *it);
     pulsarc_err_t (*flush)(pulsarc_producer_t *p, int timeout_ms);
+    /* Adds parts to op (pc_op_add) and reports each once everything queued
+     * before the call has its outcome; adds none when nothing is pending. */
+    pulsarc_err_t (*flush_async)(pulsarc_producer_t *p, pc_op_t *op);
     /* Closes and waits for it (inside a library callback it only starts). */
     void (*close)(pulsarc_producer_t *p);
     int64_t (*last_sequence_id)(pulsarc_producer_t *p);
@@ -189,6 +192,7 @@ struct pulsarc_producer_s {
     pc_send_hists_t send_hists; /* send durations; a partition's go to its owner's */
     struct pc_producer_icpts *icpts; /* the user handle's interceptors (api.c), or NULL */
     pc_item_pool_t items;       /* the items of messages sent through this handle */
+    pc_op_t flushes_out;        /* countdown of flush_async callbacks not yet run (api.c) */
 };
 
 static inline void pc_producer_ref(pulsarc_producer_t *p) { atomic_fetch_add(&p->refs, 1); }
@@ -208,6 +212,9 @@ void pc_producer_base_clear(pulsarc_producer_t *p);
 send_item_t *pc_item_get(pulsarc_producer_t *p);
 /* Gives it back to its pool, or frees it when the pool is full; any thread. */
 void pc_item_put(send_item_t *it);
+/* Senders of a one-topic producer waiting in line for a pending slot (for tests). */
+int pc_topic_producer_slot_waiters(pulsarc_producer_t *p);
+
 /* Reads and checks conf for a producer on topic (schema included). */
 pulsarc_err_t pc_producer_settings_read(pc_producer_settings_t *s, const pulsarc_conf_t *conf,
                                         const pc_topic_t *topic, char *errstr, size_t errlen);
