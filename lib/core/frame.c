@@ -234,7 +234,7 @@ static int is_plain_send(const pc_cmd_t *cmd) {
 
 /* type (field 1) and send (field 6): two keys, the type, the body's length. */
 static size_t send_packed_size(const pc_cmd_t *cmd, size_t *body_len) {
-    *body_len = pc_pbenc_send(cmd->send, NULL);
+    *body_len = pc_pbenc_send(cmd->send, NULL, 0);
     if (*body_len == PC_PBENC_FALLBACK)
         *body_len = pulsar__proto__command_send__get_packed_size(cmd->send);
     return 1 + pc_pbenc_varint_len((uint64_t)cmd->type) + 1 + pc_pbenc_varint_len(*body_len) +
@@ -246,7 +246,7 @@ static void send_pack(const pc_cmd_t *cmd, size_t body_len, uint8_t *p) {
     p = pc_pbenc_put_varint(p, (uint64_t)cmd->type);
     *p++ = 0x32; /* field 6, length-delimited */
     p = pc_pbenc_put_varint(p, body_len);
-    if (pc_pbenc_send(cmd->send, p) == PC_PBENC_FALLBACK)
+    if (pc_pbenc_send(cmd->send, p, body_len) == PC_PBENC_FALLBACK)
         pulsar__proto__command_send__pack(cmd->send, p);
 }
 
@@ -294,17 +294,17 @@ pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
 static pulsarc_err_t encode_payload(pc_buf_t *out, const pc_cmd_t *cmd,
                                     const Pulsar__Proto__MessageMetadata *meta,
                                     const void *payload, size_t payload_len, int copy_payload) {
-    size_t mlen = pc_pbenc_metadata(meta, NULL);
+    uint8_t stackbuf[512];
+    size_t mlen = pc_pbenc_metadata(meta, stackbuf, sizeof stackbuf); /* one pass if it fits */
     int hand = mlen != PC_PBENC_FALLBACK; /* protobuf-c for what pbenc leaves to it */
     if (!hand)
         mlen = pulsar__proto__message_metadata__get_packed_size(meta);
-    uint8_t stackbuf[512];
     uint8_t *m = mlen <= sizeof stackbuf ? stackbuf : malloc(mlen);
     if (!m)
         return PULSARC_ERR_NOMEM;
-    if (hand)
-        pc_pbenc_metadata(meta, m);
-    else
+    if (hand && m != stackbuf)
+        pc_pbenc_metadata(meta, m, mlen);
+    else if (!hand)
         pulsar__proto__message_metadata__pack(meta, m);
     pulsarc_err_t err = encode_payload_raw(out, cmd, m, mlen, payload, payload_len, copy_payload);
     if (m != stackbuf)

@@ -1,7 +1,8 @@
 /*
- * Design notes: one writer for both passes. With out NULL it only adds up
- * lengths, so the size a caller reserves and the bytes it then gets come
- * from the same lines and cannot disagree. Field presence follows
+ * Design notes: one writer that writes while there is room and counts
+ * always, so the size a caller reserves and the bytes it then gets come
+ * from the same lines and cannot disagree, and a caller with a buffer that
+ * is usually big enough encodes in one pass. Field presence follows
  * protobuf-c's rules for proto2: required fields always (a NULL string as
  * empty), optional scalars and bytes by their has_ flag, optional strings
  * when not NULL, repeated ones element by element. Pure; any thread.
@@ -13,26 +14,40 @@
 enum { WT_VARINT = 0, WT_LEN = 2 };
 
 typedef struct pbw {
-    uint8_t *p; /* next byte to write; NULL: count only */
-    size_t n;   /* bytes so far */
+    uint8_t *p;   /* next byte to write; NULL: count only (or out of room) */
+    uint8_t *end; /* end of the room */
+    size_t n;     /* bytes so far */
 } pbw_t;
 
 static inline void w_varint(pbw_t *w, uint64_t v) {
-    if (!w->p) {
-        w->n += pc_pbenc_varint_len(v);
+    if (w->p && w->end - w->p >= 10) { /* room for any varint: no length needed first */
+        uint8_t *e = pc_pbenc_put_varint(w->p, v);
+        w->n += (size_t)(e - w->p);
+        w->p = e;
         return;
     }
-    uint8_t *end = pc_pbenc_put_varint(w->p, v);
-    w->n += (size_t)(end - w->p);
-    w->p = end;
+    size_t len = pc_pbenc_varint_len(v);
+    if (w->p && (size_t)(w->end - w->p) >= len)
+        w->p = pc_pbenc_put_varint(w->p, v);
+    else
+        w->p = NULL;
+    w->n += len;
 }
 
 static inline void w_raw(pbw_t *w, const void *data, size_t len) {
-    if (w->p && len) {
-        memcpy(w->p, data, len);
+    if (w->p && (size_t)(w->end - w->p) >= len) {
+        if (len)
+            memcpy(w->p, data, len);
         w->p += len;
+    } else {
+        w->p = NULL;
     }
     w->n += len;
+}
+
+static pbw_t writer(uint8_t *out, size_t cap) {
+    pbw_t w = {out, out ? out + cap : NULL, 0};
+    return w;
 }
 
 static inline void w_key(pbw_t *w, uint32_t num, int wt) { w_varint(w, (uint64_t)num << 3 | (uint64_t)wt); }
@@ -95,10 +110,10 @@ static void w_kvs(pbw_t *w, uint32_t num, size_t n, Pulsar__Proto__KeyValue *con
         w_kv(w, num, kvs[i]);
 }
 
-size_t pc_pbenc_send(const Pulsar__Proto__CommandSend *s, uint8_t *out) {
+size_t pc_pbenc_send(const Pulsar__Proto__CommandSend *s, uint8_t *out, size_t cap) {
     if (s->message_id || s->base.n_unknown_fields)
         return PC_PBENC_FALLBACK;
-    pbw_t w = {out, 0};
+    pbw_t w = writer(out, cap);
     w_u64(&w, 1, s->producer_id);
     w_u64(&w, 2, s->sequence_id);
     W_OPT(&w, w_i32, 3, s, num_messages);
@@ -147,20 +162,21 @@ static void md_tail(pbw_t *w, const Pulsar__Proto__MessageMetadata *md) {
     W_OPT(w, w_bool, 30, md, null_partition_key);
 }
 
-size_t pc_pbenc_metadata(const Pulsar__Proto__MessageMetadata *md, uint8_t *out) {
+size_t pc_pbenc_metadata(const Pulsar__Proto__MessageMetadata *md, uint8_t *out, size_t cap) {
     if (md->n_encryption_keys || md->base.n_unknown_fields ||
         !kvs_plain(md->n_properties, md->properties))
         return PC_PBENC_FALLBACK;
-    pbw_t w = {out, 0};
+    pbw_t w = writer(out, cap);
     md_head(&w, md);
     md_tail(&w, md);
     return w.n;
 }
 
-size_t pc_pbenc_single(const Pulsar__Proto__SingleMessageMetadata *sm, uint8_t *out) {
+size_t pc_pbenc_single(const Pulsar__Proto__SingleMessageMetadata *sm, uint8_t *out,
+                       size_t cap) {
     if (sm->base.n_unknown_fields || !kvs_plain(sm->n_properties, sm->properties))
         return PC_PBENC_FALLBACK;
-    pbw_t w = {out, 0};
+    pbw_t w = writer(out, cap);
     w_kvs(&w, 1, sm->n_properties, sm->properties);
     w_opt_str(&w, 2, sm->partition_key);
     w_i32(&w, 3, sm->payload_size);

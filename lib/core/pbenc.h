@@ -7,10 +7,10 @@
  * same varint widths, negative int32/int64 as ten bytes). test_pbenc.c
  * holds them to that over randomised structs.
  *
- * Each returns the encoded size and writes to out unless out is NULL (then
- * it only counts, like snprintf). A field they do not cover makes them
- * return PC_PBENC_FALLBACK without writing: the caller packs with
- * protobuf-c. Not covered: MessageMetadata.encryption_keys (set only on
+ * Each returns the encoded size and writes at most cap bytes to out (out
+ * NULL: only counts); like snprintf, the bytes are complete only when the
+ * size is <= cap. A field they do not cover makes them return
+ * PC_PBENC_FALLBACK without writing: the caller packs with protobuf-c. Not covered: MessageMetadata.encryption_keys (set only on
  * encrypted messages, whose cost is the cipher's) and CommandSend.message_id
  * (replication only), and unknown fields on any of them.
  * Pure functions; any thread.
@@ -24,9 +24,9 @@
 
 #define PC_PBENC_FALLBACK ((size_t)-1)
 
-size_t pc_pbenc_send(const Pulsar__Proto__CommandSend *send, uint8_t *out);
-size_t pc_pbenc_metadata(const Pulsar__Proto__MessageMetadata *md, uint8_t *out);
-size_t pc_pbenc_single(const Pulsar__Proto__SingleMessageMetadata *sm, uint8_t *out);
+size_t pc_pbenc_send(const Pulsar__Proto__CommandSend *send, uint8_t *out, size_t cap);
+size_t pc_pbenc_metadata(const Pulsar__Proto__MessageMetadata *md, uint8_t *out, size_t cap);
+size_t pc_pbenc_single(const Pulsar__Proto__SingleMessageMetadata *sm, uint8_t *out, size_t cap);
 
 /* Bytes of the varint encoding of v (1..10). */
 static inline size_t pc_pbenc_varint_len(uint64_t v) {

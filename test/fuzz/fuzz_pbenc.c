@@ -3,7 +3,7 @@
  * against protobuf-c. Whatever protobuf-c can unpack as a CommandSend, a
  * MessageMetadata or a SingleMessageMetadata, the hand encoder must either
  * decline it or count and write exactly protobuf-c's packing of it, and
- * write nothing past that size.
+ * write nothing past that size or past a smaller room it is given.
  *
  * Input: [selector:1][protobuf bytes]; selector % 3 picks the message.
  */
@@ -16,14 +16,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-typedef size_t (*hand_enc_fn)(const void *msg, uint8_t *out);
+typedef size_t (*hand_enc_fn)(const void *msg, uint8_t *out, size_t cap);
 
-static size_t enc_send(const void *m, uint8_t *out) { return pc_pbenc_send(m, out); }
-static size_t enc_md(const void *m, uint8_t *out) { return pc_pbenc_metadata(m, out); }
-static size_t enc_single(const void *m, uint8_t *out) { return pc_pbenc_single(m, out); }
+static size_t enc_send(const void *m, uint8_t *out, size_t cap) { return pc_pbenc_send(m, out, cap); }
+static size_t enc_md(const void *m, uint8_t *out, size_t cap) { return pc_pbenc_metadata(m, out, cap); }
+static size_t enc_single(const void *m, uint8_t *out, size_t cap) {
+    return pc_pbenc_single(m, out, cap);
+}
 
 static void check(const ProtobufCMessage *m, hand_enc_fn enc) {
-    size_t n = enc(m, NULL);
+    size_t n = enc(m, NULL, 0);
     if (n == PC_PBENC_FALLBACK)
         return;
     size_t want = protobuf_c_message_get_packed_size(m);
@@ -34,7 +36,11 @@ static void check(const ProtobufCMessage *m, hand_enc_fn enc) {
         abort();
     protobuf_c_message_pack(m, ref);
     got[want] = 0xA5;
-    if (enc(m, got) != want || memcmp(got, ref, want) != 0 || got[want] != 0xA5)
+    if (enc(m, got, want) != want || memcmp(got, ref, want) != 0 || got[want] != 0xA5)
+        abort();
+    size_t short_cap = want / 2; /* too little room: whole size, nothing past it */
+    got[short_cap] = 0xA5;
+    if (enc(m, got, short_cap) != want || got[short_cap] != 0xA5)
         abort();
     free(ref);
     free(got);

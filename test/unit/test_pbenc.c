@@ -3,7 +3,8 @@
  * randomised CommandSend, MessageMetadata and SingleMessageMetadata structs
  * (every optional field on and off, values of every varint width, negative
  * int32/int64, NULL, empty and long strings, many properties) the bytes and
- * the counted size must equal protobuf-c's exactly; the fields they leave
+ * the counted size must equal protobuf-c's exactly, and with too little
+ * room nothing may be written past it; the fields they leave
  * to protobuf-c must make them decline without writing; and a whole SEND
  * frame must equal one assembled from protobuf-c's packing.
  */
@@ -158,23 +159,39 @@ static void rnd_single(Pulsar__Proto__SingleMessageMetadata *sm) {
     RND_OPT(sm, null_partition_key, coin());
 }
 
-typedef size_t (*hand_enc_fn)(const void *msg, uint8_t *out);
+typedef size_t (*hand_enc_fn)(const void *msg, uint8_t *out, size_t cap);
 
-static size_t enc_send(const void *m, uint8_t *out) { return pc_pbenc_send(m, out); }
-static size_t enc_md(const void *m, uint8_t *out) { return pc_pbenc_metadata(m, out); }
-static size_t enc_single(const void *m, uint8_t *out) { return pc_pbenc_single(m, out); }
+static size_t enc_send(const void *m, uint8_t *out, size_t cap) { return pc_pbenc_send(m, out, cap); }
+static size_t enc_md(const void *m, uint8_t *out, size_t cap) { return pc_pbenc_metadata(m, out, cap); }
+static size_t enc_single(const void *m, uint8_t *out, size_t cap) {
+    return pc_pbenc_single(m, out, cap);
+}
 
-/* Counted size, written bytes and protobuf-c's packing must agree exactly. */
+/* Nothing written past cap: the guard bytes after it are untouched. */
+static void check_room(const uint8_t *got, size_t cap) {
+    for (size_t i = cap; i < cap + 16; i++)
+        ck_assert_uint_eq(got[i], 0xA5);
+}
+
+/*
+ * Counted size, written bytes and protobuf-c's packing must agree exactly,
+ * with room to spare, exactly enough, and too little (then the size is
+ * still the whole one, and nothing goes past the room given).
+ */
 static void check_same(const ProtobufCMessage *m, hand_enc_fn enc) {
     size_t want = protobuf_c_message_get_packed_size(m);
-    uint8_t *ref = malloc(want + 1), *got = malloc(want + 16);
+    uint8_t *ref = malloc(want + 1), *got = malloc(want + 32);
     ck_assert(ref && got);
     ck_assert_uint_eq(protobuf_c_message_pack(m, ref), want);
-    memset(got, 0xA5, want + 16);
-    ck_assert_uint_eq(enc(m, NULL), want);
-    ck_assert_uint_eq(enc(m, got), want);
-    ck_assert_mem_eq(got, ref, want);
-    ck_assert_uint_eq(got[want], 0xA5); /* nothing written past the size */
+    ck_assert_uint_eq(enc(m, NULL, 0), want);
+    size_t caps[] = {want + 16, want, want / 2, want ? want - 1 : 0};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        memset(got, 0xA5, want + 32);
+        ck_assert_uint_eq(enc(m, got, caps[i]), want);
+        if (caps[i] >= want)
+            ck_assert_mem_eq(got, ref, want);
+        check_room(got, caps[i] < want ? caps[i] : want);
+    }
     free(ref);
     free(got);
 }
@@ -234,16 +251,16 @@ START_TEST(declines_what_it_leaves_to_protobuf_c) {
     md.producer_name = "p";
     md.n_encryption_keys = 1;
     md.encryption_keys = &ekp;
-    ck_assert_uint_eq(pc_pbenc_metadata(&md, buf), PC_PBENC_FALLBACK);
+    ck_assert_uint_eq(pc_pbenc_metadata(&md, buf, sizeof buf), PC_PBENC_FALLBACK);
     Pulsar__Proto__CommandSend s = PULSAR__PROTO__COMMAND_SEND__INIT;
     Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
     s.message_id = &id;
-    ck_assert_uint_eq(pc_pbenc_send(&s, buf), PC_PBENC_FALLBACK);
+    ck_assert_uint_eq(pc_pbenc_send(&s, buf, sizeof buf), PC_PBENC_FALLBACK);
     Pulsar__Proto__SingleMessageMetadata sm = PULSAR__PROTO__SINGLE_MESSAGE_METADATA__INIT;
     ProtobufCMessageUnknownField uf = {.tag = 99, .wire_type = PROTOBUF_C_WIRE_TYPE_VARINT};
     sm.base.n_unknown_fields = 1;
     sm.base.unknown_fields = &uf;
-    ck_assert_uint_eq(pc_pbenc_single(&sm, buf), PC_PBENC_FALLBACK);
+    ck_assert_uint_eq(pc_pbenc_single(&sm, buf, sizeof buf), PC_PBENC_FALLBACK);
     for (size_t i = 0; i < sizeof buf; i++)
         ck_assert_uint_eq(buf[i], 0x5A);
 }

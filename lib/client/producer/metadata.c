@@ -138,7 +138,7 @@ pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t
     }
     Pulsar__Proto__SingleMessageMetadata sm = PULSAR__PROTO__SINGLE_MESSAGE_METADATA__INIT;
     fill_single(&sm, m, seq, st.kvp);
-    size_t n = pc_pbenc_single(&sm, NULL);
+    size_t n = pc_pbenc_single(&sm, NULL, 0);
     int hand = n != PC_PBENC_FALLBACK;
     if (!hand)
         n = pulsar__proto__single_message_metadata__get_packed_size(&sm);
@@ -146,7 +146,7 @@ pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t
     if (!err) {
         pc_wr_u32(out->data + out->len, (uint32_t)n);
         if (hand)
-            pc_pbenc_single(&sm, out->data + out->len + 4);
+            pc_pbenc_single(&sm, out->data + out->len + 4, n);
         else
             pulsar__proto__single_message_metadata__pack(&sm, out->data + out->len + 4);
         out->len += 4 + n;
