@@ -104,10 +104,8 @@ static int is_plain(const pulsarc_msg_t *m) {
     return m->nprops == 0 && !m->key && !m->ordering_key && m->len <= INT32_MAX;
 }
 
-#define PLAIN_SINGLE_MAX 36 /* 4 keys, two 10-byte varints, a 5-byte one, a bool */
-
 static pulsarc_err_t append_plain_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq) {
-    pulsarc_err_t err = pc_buf_reserve(out, 4 + PLAIN_SINGLE_MAX + m->len);
+    pulsarc_err_t err = pc_buf_reserve(out, 4 + PC_MD_PLAIN_SINGLE_MAX + m->len);
     if (err)
         return err;
     uint8_t *start = out->data + out->len + 4, *p = start;
