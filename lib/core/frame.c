@@ -26,6 +26,7 @@
 #include "core/crc32c.h"
 #include "core/err.h"
 #include "core/pbfast.h"
+#include "core/pbenc.h"
 #include "core/pbguard.h"
 #include "core/pbwire.h"
 
@@ -246,42 +247,29 @@ pulsarc_err_t pc_frame_encode(pc_buf_t *out, const pc_cmd_t *cmd) {
  * protobuf-c sizes and packs a BaseCommand by walking all of its seventy
  * optional bodies, twice. A SEND (one per entry a producer writes) sets
  * only the type and its body, so those two are written here, byte for byte
- * what protobuf-c writes, and only CommandSend goes through protobuf-c.
+ * what protobuf-c writes, and the body by the hand encoder (core/pbenc.h),
+ * protobuf-c only for the fields that encoder leaves to it.
  */
 static int is_plain_send(const pc_cmd_t *cmd) {
     return cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__SEND && cmd->send != NULL;
 }
 
-static size_t varint_len(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static uint8_t *put_varint(uint8_t *p, uint64_t v) {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 /* type (field 1) and send (field 6): two keys, the type, the body's length. */
 static size_t send_packed_size(const pc_cmd_t *cmd, size_t *body_len) {
-    *body_len = pulsar__proto__command_send__get_packed_size(cmd->send);
-    return 1 + varint_len((uint64_t)cmd->type) + 1 + varint_len(*body_len) + *body_len;
+    *body_len = pc_pbenc_send(cmd->send, NULL, 0);
+    if (*body_len == PC_PBENC_FALLBACK)
+        *body_len = pulsar__proto__command_send__get_packed_size(cmd->send);
+    return 1 + pc_pbenc_varint_len((uint64_t)cmd->type) + 1 + pc_pbenc_varint_len(*body_len) +
+           *body_len;
 }
 
 static void send_pack(const pc_cmd_t *cmd, size_t body_len, uint8_t *p) {
     *p++ = 0x08; /* field 1, varint */
-    p = put_varint(p, (uint64_t)cmd->type);
+    p = pc_pbenc_put_varint(p, (uint64_t)cmd->type);
     *p++ = 0x32; /* field 6, length-delimited */
-    p = put_varint(p, body_len);
-    pulsar__proto__command_send__pack(cmd->send, p);
+    p = pc_pbenc_put_varint(p, body_len);
+    if (pc_pbenc_send(cmd->send, p, body_len) == PC_PBENC_FALLBACK)
+        pulsar__proto__command_send__pack(cmd->send, p);
 }
 
 /* With copy_payload 0 the payload's bytes are counted in the size and the
@@ -328,12 +316,18 @@ pulsarc_err_t pc_frame_encode_payload_raw(pc_buf_t *out, const pc_cmd_t *cmd,
 static pulsarc_err_t encode_payload(pc_buf_t *out, const pc_cmd_t *cmd,
                                     const Pulsar__Proto__MessageMetadata *meta,
                                     const void *payload, size_t payload_len, int copy_payload) {
-    size_t mlen = pulsar__proto__message_metadata__get_packed_size(meta);
     uint8_t stackbuf[512];
+    size_t mlen = pc_pbenc_metadata(meta, stackbuf, sizeof stackbuf); /* one pass if it fits */
+    int hand = mlen != PC_PBENC_FALLBACK; /* protobuf-c for what pbenc leaves to it */
+    if (!hand)
+        mlen = pulsar__proto__message_metadata__get_packed_size(meta);
     uint8_t *m = mlen <= sizeof stackbuf ? stackbuf : malloc(mlen);
     if (!m)
         return PULSARC_ERR_NOMEM;
-    pulsar__proto__message_metadata__pack(meta, m);
+    if (hand && m != stackbuf)
+        pc_pbenc_metadata(meta, m, mlen);
+    else if (!hand)
+        pulsar__proto__message_metadata__pack(meta, m);
     pulsarc_err_t err = encode_payload_raw(out, cmd, m, mlen, payload, payload_len, copy_payload);
     if (m != stackbuf)
         free(m);

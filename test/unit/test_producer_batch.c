@@ -5,13 +5,17 @@
  *   - batching (batch.c, metadata.c): when a batch overflows or is full,
  *     which messages may be batched, key-based grouping and its order, and
  *     the exact record bytes [u32 size][SingleMessageMetadata][payload]
- *     decoded back with protobuf-c.
+ *     decoded back with protobuf-c;
+ *   - a batch's SEND frame as the connection gets it, uncompressed (head
+ *     plus records from the op's body) and compressed.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/producer/metadata.h"
 #include "client/producer/producer_int.h"
+#include "core/codec.h"
+#include "core/frame.h"
 #include "testutil.h"
 
 /* ---- routing ---- */
@@ -301,6 +305,68 @@ START_TEST(test_send_op_pool_reuse_and_bounds) {
 }
 END_TEST
 
+/* The frame of a batch as the connection gets it: its head, then its
+ * records from the op's body when uncompressed (op->tail), else all of it
+ * in the frame with the body given back. */
+static void batch_frame_check(pc_codec_t codec) {
+    pc_send_op_pool_t pool;
+    pc_send_op_pool_init(&pool, 4);
+    pc_entry_conf_t f = {.producer_id = 7, .producer_name = "prod", .codec = codec,
+                         .max_size = 1 << 20, .chunk_limit = 1 << 20, .op_pool = &pool};
+    pc_batcher_t b;
+    pc_batcher_init(&b, 0, 100, 100000);
+    pc_batcher_add(&b, item("hello", "k1", 40));
+    pc_batcher_add(&b, item("", NULL, 41));
+    pc_batcher_add(&b, item("third message", NULL, 42));
+    pc_batch_group_t *g = pc_batcher_take(&b);
+    pc_buf_t want;
+    pc_buf_init(&want, 0);
+    ck_assert_int_eq(pc_batch_serialize(g, &want), PULSARC_OK);
+    send_op_t *op = NULL;
+    char e[256];
+    ck_assert_int_eq(pc_entry_batch(&f, g, &op, e, sizeof e), PULSARC_OK);
+    ck_assert_ptr_nonnull(op);
+    pc_buf_t wire;
+    pc_buf_init(&wire, 0);
+    ck_assert_int_eq(pc_buf_append(&wire, op->frame.data, op->frame.len), PULSARC_OK);
+    if (codec == PC_CODEC_NONE) {
+        ck_assert(op->tail == op->body.data && op->tail_len == want.len);
+        ck_assert_int_eq(pc_buf_append(&wire, op->tail, op->tail_len), PULSARC_OK);
+    } else {
+        ck_assert(op->tail == NULL && op->tail_len == 0 && op->body.len == 0);
+    }
+    pc_frame_t fr;
+    ck_assert_int_eq(pc_frame_parse(wire.data, wire.len, 1 << 21, &fr, e, sizeof e), (long)wire.len);
+    ck_assert(fr.has_payload && fr.has_checksum && fr.checksum_ok);
+    Pulsar__Proto__CommandSend *s = fr.cmd->send;
+    ck_assert(s->producer_id == 7 && s->sequence_id == 40 && s->has_num_messages && s->num_messages == 3);
+    ck_assert(s->has_highest_sequence_id && s->highest_sequence_id == 42);
+    Pulsar__Proto__MessageMetadata *md =
+        pulsar__proto__message_metadata__unpack(NULL, fr.meta_len, fr.meta);
+    ck_assert_ptr_nonnull(md);
+    ck_assert(md->num_messages_in_batch == 3 && md->uncompressed_size == want.len);
+    ck_assert_int_eq(md->has_compression, codec != PC_CODEC_NONE);
+    uint8_t *raw = malloc(want.len);
+    ck_assert_int_eq(pc_codec_decompress(codec, fr.payload, fr.payload_len, raw, want.len, e, sizeof e),
+                     PULSARC_OK);
+    ck_assert_mem_eq(raw, want.data, want.len);
+    pulsar__proto__message_metadata__free_unpacked(md, NULL);
+    pc_frame_clear(&fr);
+    free(raw);
+    pc_buf_free(&wire);
+    pc_buf_free(&want);
+    g->first = op->items;
+    free_group(g);
+    pc_send_op_free(op);
+    pc_send_op_pool_clear(&pool);
+}
+
+START_TEST(test_batch_frame_from_op_body) {
+    batch_frame_check(PC_CODEC_NONE);
+    batch_frame_check(PC_CODEC_LZ4);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("producer-unit");
     TCase *t = tcase_create("router+batch");
@@ -314,6 +380,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_plain_record_matches_protobuf_c);
     tcase_add_test(t, test_message_metadata_fields);
     tcase_add_test(t, test_send_op_pool_reuse_and_bounds);
+    tcase_add_test(t, test_batch_frame_from_op_body);
     suite_add_tcase(s, t);
     return s;
 }

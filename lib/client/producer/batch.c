@@ -122,11 +122,20 @@ void pc_batch_group_free(pc_batch_group_t *g) {
     free(g);
 }
 
+/* Room for the whole batch when its records are plain: one allocation per
+ * batch instead of a buffer doubling its way up (keys may still grow it). */
+static size_t serialized_hint(const pc_batch_group_t *g) {
+    size_t n = 0;
+    for (const send_item_t *it = g->first; it; it = it->next)
+        n += 4 + PC_MD_PLAIN_SINGLE_MAX + it->msg->len;
+    return n;
+}
+
 pulsarc_err_t pc_batch_serialize(const pc_batch_group_t *g, pc_buf_t *out) {
-    for (const send_item_t *it = g->first; it; it = it->next) {
-        pulsarc_err_t err = pc_md_append_single(out, it->msg, it->seq);
-        if (err)
-            return err;
-    }
-    return PULSARC_OK;
+    pulsarc_err_t err = pc_buf_reserve(out, serialized_hint(g));
+    if (err)
+        return err;
+    for (const send_item_t *it = g->first; it && !err; it = it->next)
+        err = pc_md_append_single(out, it->msg, it->seq);
+    return err;
 }

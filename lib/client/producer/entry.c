@@ -82,7 +82,7 @@ static pulsarc_err_t frame_single(const pc_entry_conf_t *f, send_item_t *it,
     /* Sent from the message's own bytes when they go out unchanged. */
     int borrow = data == it->msg->data && !f->encryptor && len > 0;
     pulsarc_err_t err = !op       ? PULSARC_ERR_NOMEM
-                        : borrow ? pc_send_op_frame_borrowed(f, op, md, data, len)
+                        : borrow ? pc_send_op_frame_borrowed(f, op, md, data, len, 0)
                                  : pc_send_op_frame(f, op, md, data, len, 0, 0);
     if (err) {
         if (op)
@@ -141,14 +141,27 @@ static void seq_range(const pc_batch_group_t *g, int64_t *lo, int64_t *hi) {
     }
 }
 
+/* The frame holds a copy of the records (compressed or sealed): a big body
+ * is not kept for the op's lifetime. */
+static void release_body(send_op_t *op) {
+    if (op->body.cap > PC_SEND_OP_KEEP_BYTES)
+        pc_buf_free(&op->body);
+    op->body.len = 0;
+}
+
 static pulsarc_err_t frame_batch(const pc_entry_conf_t *f, pc_batch_group_t *g,
                                  const Pulsar__Proto__MessageMetadata *md, const uint8_t *data,
                                  size_t len, send_op_t *op, char *e, size_t el) {
     if (len > f->max_size)
         return too_big(f, len, e, el);
-    pulsarc_err_t err = pc_send_op_frame(f, op, md, data, len, g->n, 0);
+    /* Records that go out as written are sent from the op's body. */
+    int borrow = data == op->body.data && !f->encryptor && len > 0;
+    pulsarc_err_t err = borrow ? pc_send_op_frame_borrowed(f, op, md, data, len, g->n)
+                               : pc_send_op_frame(f, op, md, data, len, g->n, 0);
     if (err)
         return pc_seterr(e, el, err, "could not frame the batch");
+    if (!borrow)
+        release_body(op);
     op->items = g->first;
     op->nitems = g->n;
     op->batched = 1;
@@ -162,15 +175,14 @@ pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send
     seq_range(g, &lo, &hi);
     Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
     batch_md(f, &md, g, lo, hi);
-    pc_buf_t raw, z;
-    pc_buf_init(&raw, 0);
+    pc_buf_t z;
     pc_buf_init(&z, 0);
     const uint8_t *data;
     size_t len;
     send_op_t *op = pc_send_op_new(f->op_pool, lo, hi);
-    pulsarc_err_t err = op ? pc_batch_serialize(g, &raw) : PULSARC_ERR_NOMEM;
+    pulsarc_err_t err = op ? pc_batch_serialize(g, &op->body) : PULSARC_ERR_NOMEM;
     if (!err)
-        err = compress(f, &md, raw.data, raw.len, &z, &data, &len);
+        err = compress(f, &md, op->body.data, op->body.len, &z, &data, &len);
     if (err)
         pc_seterr(e, el, err, "could not build the batch");
     else
@@ -179,7 +191,6 @@ pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send
         pc_send_op_free(op);
     else if (!err)
         *ops = op;
-    pc_buf_free(&raw);
     pc_buf_free(&z);
     return err;
 }

@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 
+#include "core/pbenc.h"
+
 static pulsarc_err_t fill_props(pc_md_store_t *st, const pulsarc_msg_t *m) {
     size_t n = m->nprops;
     if (n == 0) { /* the common case allocates nothing */
@@ -94,38 +96,27 @@ static void fill_single(Pulsar__Proto__SingleMessageMetadata *sm, const pulsarc_
 
 /*
  * A batch record of a message without properties, keys or ordering key,
- * written directly: protobuf-c walks every field descriptor to size and
- * again to pack, per message of every batch. Fields in number order with
+ * written directly, without even filling a SingleMessageMetadata (the
+ * others go through the hand encoder of core/pbenc.h). Fields in number order with
  * the same encodings, so the bytes are exactly protobuf-c's.
  */
 static int is_plain(const pulsarc_msg_t *m) {
     return m->nprops == 0 && !m->key && !m->ordering_key && m->len <= INT32_MAX;
 }
 
-static uint8_t *put_varint(uint8_t *p, uint64_t v) {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
-#define PLAIN_SINGLE_MAX 36 /* 4 keys, two 10-byte varints, a 5-byte one, a bool */
-
 static pulsarc_err_t append_plain_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq) {
-    pulsarc_err_t err = pc_buf_reserve(out, 4 + PLAIN_SINGLE_MAX + m->len);
+    pulsarc_err_t err = pc_buf_reserve(out, 4 + PC_MD_PLAIN_SINGLE_MAX + m->len);
     if (err)
         return err;
     uint8_t *start = out->data + out->len + 4, *p = start;
     *p++ = 0x18; /* 3: payload_size */
-    p = put_varint(p, (uint64_t)m->len);
+    p = pc_pbenc_put_varint(p, (uint64_t)m->len);
     if (m->event_time != 0) {
         *p++ = 0x28; /* 5: event_time */
-        p = put_varint(p, (uint64_t)m->event_time);
+        p = pc_pbenc_put_varint(p, (uint64_t)m->event_time);
     }
     *p++ = 0x40; /* 8: sequence_id */
-    p = put_varint(p, (uint64_t)seq);
+    p = pc_pbenc_put_varint(p, (uint64_t)seq);
     if (m->null_value) {
         *p++ = 0x48; /* 9: null_value */
         *p++ = 1;
@@ -145,11 +136,17 @@ pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t
     }
     Pulsar__Proto__SingleMessageMetadata sm = PULSAR__PROTO__SINGLE_MESSAGE_METADATA__INIT;
     fill_single(&sm, m, seq, st.kvp);
-    size_t n = pulsar__proto__single_message_metadata__get_packed_size(&sm);
+    size_t n = pc_pbenc_single(&sm, NULL, 0);
+    int hand = n != PC_PBENC_FALLBACK;
+    if (!hand)
+        n = pulsar__proto__single_message_metadata__get_packed_size(&sm);
     pulsarc_err_t err = pc_buf_reserve(out, 4 + n + m->len);
     if (!err) {
         pc_wr_u32(out->data + out->len, (uint32_t)n);
-        pulsar__proto__single_message_metadata__pack(&sm, out->data + out->len + 4);
+        if (hand)
+            pc_pbenc_single(&sm, out->data + out->len + 4, n);
+        else
+            pulsar__proto__single_message_metadata__pack(&sm, out->data + out->len + 4);
         out->len += 4 + n;
         err = pc_buf_append(out, m->data, m->len);
     }

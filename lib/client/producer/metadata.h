@@ -26,6 +26,10 @@ pulsarc_err_t pc_md_fill_user(Pulsar__Proto__MessageMetadata *md, pc_md_store_t 
                               const pulsarc_msg_t *m);
 void pc_md_store_free(pc_md_store_t *st);
 
+/* The most a record's SingleMessageMetadata takes without properties or
+ * keys: 4 keys, two 10-byte varints, a 5-byte one, a bool. */
+#define PC_MD_PLAIN_SINGLE_MAX 36
+
 /* Appends one batch record: [u32 size][SingleMessageMetadata][payload]. */
 pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq);
 #endif

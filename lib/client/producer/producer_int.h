@@ -64,7 +64,8 @@ typedef struct send_op {
     int64_t seq, highest_seq;  /* receipts may echo either (docs/PROTOCOL.md §4.3) */
     pc_buf_t frame;            /* the SEND frame, resent byte for byte: all of it, or */
     const uint8_t *tail;       /* its head only, when the payload is sent from here: */
-    size_t tail_len;           /* the message's own bytes, alive until its items complete */
+    size_t tail_len;           /* the message's own bytes, alive until its items complete, */
+    pc_buf_t body;             /* or a batch's records, kept here for resends */
     send_item_t *items;        /* completed by this op's receipt; NULL on a non-final chunk */
     int nitems;
     int batched;               /* ids carry batch index and size */
@@ -86,9 +87,9 @@ typedef struct pc_item_pool {
 
 /*
  * Ops (SEND frames) a producer has finished with, each keeping its frame
- * buffer for the next frame. Io thread only. At most max ops (the pending
- * bound), and a frame bigger than PC_SEND_OP_KEEP_BYTES is freed rather
- * than kept, so a pool holds no more than a few small frames' worth per
+ * and body buffers for the next frame. Io thread only. At most max ops (the
+ * pending bound), and a frame or body bigger than PC_SEND_OP_KEEP_BYTES is
+ * freed rather than kept, so a pool holds no more than a few small frames' worth per
  * pending slot.
  */
 typedef struct pc_send_op_pool {
@@ -288,11 +289,12 @@ pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
                                size_t len, int num_messages, int is_chunk);
 /* Back to the pool it came from, or freed. */
 void pc_send_op_free(send_op_t *op);
-/* Frames one SEND whose payload stays in its message (uncompressed, not
- * encrypted, one message): only the head is copied into op->frame. */
+/* Frames one SEND whose payload stays where it is (uncompressed, not
+ * encrypted: one message's bytes or op->body): only the head is copied into
+ * op->frame. num_messages as for pc_send_op_frame. */
 pulsarc_err_t pc_send_op_frame_borrowed(const pc_entry_conf_t *f, send_op_t *op,
                                         const Pulsar__Proto__MessageMetadata *md,
-                                        const uint8_t *payload, size_t len);
+                                        const uint8_t *payload, size_t len, int num_messages);
 /* Queues the op's frame on conn (head and borrowed payload). */
 void pc_send_op_write(const send_op_t *op, struct pc_conn *conn);
 

@@ -5,7 +5,9 @@
  * send_op. An uncompressed, unencrypted single message is not copied into
  * the op: its frame holds the head, and the payload goes to the connection
  * from the message itself (one copy fewer on the way to the socket; the
- * message lives until the op completes it). A finished op goes back to its producer's pool with its frame
+ * message lives until the op completes it). An uncompressed, unencrypted
+ * batch is sent the same way from the op's body, where its records were
+ * written. A finished op goes back to its producer's pool with its frame
  * buffer, so an unbatched message costs neither an op nor a frame
  * allocation once the pool has filled. Io thread only.
  */
@@ -27,6 +29,7 @@ void pc_send_op_pool_clear(pc_send_op_pool_t *pool) {
         send_op_t *op = pool->free;
         pool->free = op->next;
         pc_buf_free(&op->frame);
+        pc_buf_free(&op->body);
         free(op);
     }
     pool->n = 0;
@@ -37,12 +40,15 @@ send_op_t *pc_send_op_new(pc_send_op_pool_t *pool, int64_t seq, int64_t highest_
     if (op) {
         pool->free = op->next;
         pool->n--;
-        pc_buf_t frame = op->frame; /* its bytes are reused, its length starts over */
+        pc_buf_t frame = op->frame, body = op->body; /* bytes reused, lengths start over */
         memset(op, 0, sizeof *op);
         op->frame = frame;
         op->frame.len = 0;
+        op->body = body;
+        op->body.len = 0;
     } else if ((op = calloc(1, sizeof *op)) != NULL) {
         pc_buf_init(&op->frame, 0);
+        pc_buf_init(&op->body, 0);
     } else {
         return NULL;
     }
@@ -54,7 +60,8 @@ send_op_t *pc_send_op_new(pc_send_op_pool_t *pool, int64_t seq, int64_t highest_
 
 void pc_send_op_free(send_op_t *op) {
     pc_send_op_pool_t *pool = op->pool;
-    if (pool && pool->n < pool->max && op->frame.cap <= PC_SEND_OP_KEEP_BYTES) {
+    if (pool && pool->n < pool->max && op->frame.cap <= PC_SEND_OP_KEEP_BYTES &&
+        op->body.cap <= PC_SEND_OP_KEEP_BYTES) {
         op->items = NULL;
         op->next = pool->free;
         pool->free = op;
@@ -62,6 +69,7 @@ void pc_send_op_free(send_op_t *op) {
         return;
     }
     pc_buf_free(&op->frame);
+    pc_buf_free(&op->body);
     free(op);
 }
 
@@ -101,9 +109,9 @@ pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
 
 pulsarc_err_t pc_send_op_frame_borrowed(const pc_entry_conf_t *f, send_op_t *op,
                                         const Pulsar__Proto__MessageMetadata *md,
-                                        const uint8_t *payload, size_t len) {
+                                        const uint8_t *payload, size_t len, int num_messages) {
     Pulsar__Proto__CommandSend send;
-    send_cmd(f, op, md, 0, 0, &send);
+    send_cmd(f, op, md, num_messages, 0, &send);
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
     cmd.send = &send;
