@@ -296,7 +296,8 @@ test: deps
 # The producer and consumer suites again with threadingMode=loop clients,
 # each stepped by a driver thread of the test (PULSARC_TEST_LOOP_MODE, see
 # test/common/testutil.h), then the one-threaded epoll, libuv and libevent examples.
-LOOP_LIVE := test_producer test_consumer test_consumer_batches test_producer_partitioned test_multi_topic
+LOOP_LIVE := test_producer test_consumer test_consumer_batches test_producer_partitioned test_multi_topic \
+             test_receive_async
 .PHONY: live-loop
 live-loop: $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) all
 	@$(BROKER) bash -c 'PULSARC_TEST_LOOP_MODE=1 bash test/run-tests.sh $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) && \

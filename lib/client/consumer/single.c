@@ -143,7 +143,7 @@ static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
     case PULSAR__PROTO__BASE_COMMAND__TYPE__REACHED_END_OF_TOPIC:
         pthread_mutex_lock(&c->base.lock);
         c->base.end_of_topic = 1;
-        pthread_cond_broadcast(&c->base.cond);
+        pc_queue_wake_locked(&c->base);
         pthread_mutex_unlock(&c->base.lock);
         c->queue->ops->member_ended(c->queue);
         break;
@@ -330,7 +330,7 @@ static void mark_closed(pc_single_t *c) {
     c->base.closed = 1;
     c->base.closing = 1;
     c->connected = 0;
-    pthread_cond_broadcast(&c->base.cond);
+    pc_queue_wake_locked(&c->base);
     pthread_mutex_unlock(&c->base.lock);
 }
 
@@ -397,7 +397,7 @@ static int post_close(pc_single_t *c, pc_loop_fn fn) {
     int first = !c->base.close_posted;
     c->base.close_posted = 1;
     c->base.closing = 1;
-    pthread_cond_broadcast(&c->base.cond);
+    pc_queue_wake_locked(&c->base);
     pthread_mutex_unlock(&c->base.lock);
     if (!first)
         return 1;
