@@ -363,7 +363,8 @@ asan:
 # after the last one) and test_loop_mode (callbacks on the stepping thread)
 # on a broker, in build-tsan. A race makes the test program exit non-zero
 # (TSan's exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
-TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel test_interceptors test_loop_mode
+TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel test_interceptors test_loop_mode \
+             test_receive_async
 .PHONY: tsan tsan-run
 tsan:
 	$(MAKE) BUILD=build-tsan OPT='-O1 -g -fno-omit-frame-pointer' SAN='-fsanitize=thread' tsan-run

@@ -17,18 +17,33 @@
  * Entries we had to drop return their permits at once, so the broker
  * never stalls on permits we silently ate.
  *
+ * Receives that find the queue empty wait in line (`receivers`, a
+ * pc_op_queue_t of pc_receive_t ops), sync and receive_async alike: the
+ * io thread's append hands each message to the oldest waiter (its permit
+ * owed as a receive's take owes it) and completes the op after letting go
+ * of the lock, so a receiver wakes with its message instead of racing
+ * others for it; a message therefore never sits queued while a receiver
+ * waits. Close and end of topic fail the line (pc_queue_wake_locked). A
+ * receive that finds a message queued takes it with no op and no clock.
+ * Batch receive keeps its own wait on `cond`: it wants "full or
+ * timeout", several messages per wait; in the line it would take one
+ * message per hand-over and need to queue again for each, and its
+ * deadline covers the whole batch.
+ *
  * The queue belongs to the common handle (consumer_int.h), whatever kind
  * it is; permits belong to the single-topic consumer that received a
  * message (its rx_owner), which may deliver into a multi-topic
  * consumer's queue. Lock order: the queue's lock, then the receiving
  * consumer's when they differ.
  *
- * Kinds that do not prefetch (zero_queue.c) take messages through their
- * own receive and listener operations, built on the wait and take here,
- * and decide the permits a fresh subscription asks for.
+ * Kinds that do not prefetch (zero_queue.c) wait in the same line; their
+ * hooks refuse what they cannot serve and ask the broker for each
+ * receiver; they run their own listener and decide the permits a fresh
+ * subscription asks for.
  *
  * Threads: append/refund/send_flow on the io thread; receive and the
- * listener on application threads; `lock` guards everything shared.
+ * listener on application threads, receive_async's callback on the
+ * callback thread; `lock` guards everything shared, the line included.
  */
 #include <stdio.h>
 #include <stdlib.h>
