@@ -503,6 +503,11 @@ pulsarc_err_t pulsarc_consumer_receive_async(pulsarc_consumer_t *c, pulsarc_rece
                                              void *opaque) {
     if (!c || !cb)
         return PULSARC_ERR_INVALID_ARG;
+    pthread_mutex_lock(&c->client->lock);
+    int client_closed = c->client->closed;
+    pthread_mutex_unlock(&c->client->lock);
+    if (client_closed)
+        return PULSARC_ERR_CLOSED; /* its callback queue is gone: nothing could call back */
     receive_async_t *ra = calloc(1, sizeof *ra);
     if (!ra)
         return PULSARC_ERR_NOMEM;
