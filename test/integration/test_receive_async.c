@@ -164,7 +164,9 @@ END_TEST
 START_TEST(test_pending_complete_in_arrival_order) {
     pulsarc_client_t *c = pct_client();
     const char *topic = pct_topic("ra-pending");
-    pulsarc_consumer_t *cons = plain_consumer(c, topic);
+    /* A small queue: the later messages come only if handed-over ones returned their permits. */
+    const char *kv[] = {"receiverQueueSize", "4", NULL};
+    pulsarc_consumer_t *cons = consumer_kv(c, topic, kv);
     seen_t s;
     seen_init(&s);
     for (int i = 0; i < 10; i++)
@@ -325,7 +327,8 @@ START_TEST(test_multi_topic_serves_pending) {
     pulsarc_client_t *c = pct_client();
     const char *topic = pct_topic("ra-parts");
     pct_create_partitioned(topic, 3);
-    pulsarc_consumer_t *cons = plain_consumer(c, topic);
+    const char *kv[] = {"receiverQueueSize", "4", NULL}; /* members need their permits back */
+    pulsarc_consumer_t *cons = consumer_kv(c, topic, kv);
     seen_t s;
     seen_init(&s);
     for (int i = 0; i < 30; i++)
