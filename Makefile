@@ -360,7 +360,8 @@ asan:
 # test_peer_close_inflight (close with everything in flight), test_tableview
 # (a reader thread per partition, close from another thread),
 # test_interceptors (hooks on application and callback threads, close hooks
-# after the last one) and test_loop_mode (callbacks on the stepping thread)
+# after the last one), test_loop_mode (callbacks on the stepping thread) and
+# test_receive_async (messages handed from the io thread to waiting receivers)
 # on a broker, in build-tsan. A race makes the test program exit non-zero
 # (TSan's exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
 TSAN_LIVE := test_basic test_consumer test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel test_interceptors test_loop_mode \

@@ -5,8 +5,10 @@
  * one once with PULSARC_ERR_CLOSED (before close returns when the client
  * has a callback thread); a callback may ask for the next message; the
  * zero-queue consumer asks the broker for exactly one message per pending
- * receive; a multi-topic consumer serves them from all its members; a
- * timed receive racing arrivals loses nothing. Runs in loop mode too
+ * receive; a multi-topic consumer serves them from all its members; end
+ * of topic completes pending ones; a listener refuses them; interceptors'
+ * before_consume runs for them; a timed receive racing arrivals loses
+ * nothing. Runs in loop mode too
  * (PULSARC_TEST_LOOP_MODE=1), where callbacks run in the driver's step.
  */
 #include <pthread.h>
@@ -33,6 +35,7 @@ typedef struct seen {
     int calls[SLOTS];         /* calls per slot */
     int rearm_until;          /* from_callback: ask again until this many messages */
     pulsarc_consumer_t *rearm_on;
+    int ack;                  /* ack what arrives */
 } seen_t;
 
 typedef struct ticket {
@@ -72,6 +75,8 @@ static void on_receive(pulsarc_consumer_t *c, pulsarc_err_t err, pulsarc_msg_t *
         ck_assert_ptr_null(m);
     else
         ck_assert_ptr_nonnull(m);
+    if (m && s->ack) /* set before the first receive: read without the lock */
+        ck_assert_int_eq(pulsarc_consumer_ack(c, m), PULSARC_OK);
     pthread_mutex_lock(&s->lock);
     int k = s->n++;
     ck_assert_int_lt(k, SLOTS);
@@ -360,6 +365,108 @@ START_TEST(test_multi_topic_serves_pending) {
 }
 END_TEST
 
+START_TEST(test_end_of_topic_completes_pending) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("ra-eot");
+    pulsarc_consumer_t *cons = plain_consumer(c, topic);
+    pct_send_tagged(c, topic, "m", 2);
+    seen_t s;
+    seen_init(&s);
+    s.ack = 1; /* the broker tells the end only once everything is acknowledged */
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pulsarc_consumer_receive_async(cons, on_receive, &tickets[i]), PULSARC_OK);
+    ck_assert_int_eq(await_calls(&s, 2), 2);
+    char path[512];
+    snprintf(path, sizeof path, "/admin/v2/persistent/public/default/%s/terminate", topic);
+    int code = pct_admin("POST", path, NULL);
+    ck_assert_msg(code == 200 || code == 204, "terminate: HTTP %d", code);
+    ck_assert_int_eq(await_calls(&s, 4), 4);
+    ck_assert_int_eq(s.index[0], 0);
+    ck_assert_int_eq(s.index[1], 1);
+    ck_assert_int_eq(s.err[2], PULSARC_ERR_END_OF_TOPIC);
+    ck_assert_int_eq(s.err[3], PULSARC_ERR_END_OF_TOPIC);
+    /* and any later one at once */
+    ck_assert_int_eq(pulsarc_consumer_receive_async(cons, on_receive, &tickets[4]), PULSARC_OK);
+    ck_assert_int_eq(await_calls(&s, 5), 5);
+    ck_assert_int_eq(s.err[4], PULSARC_ERR_END_OF_TOPIC);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    seen_free(&s);
+}
+END_TEST
+
+static void listener_unused(pulsarc_consumer_t *c, pulsarc_msg_t *m, void *opaque) {
+    (void)c;
+    (void)opaque;
+    pulsarc_msg_destroy(m);
+}
+
+START_TEST(test_refused_with_listener) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("ra-listener");
+    pulsarc_conf_t *conf = pct_conf((const char *const[]){NULL});
+    pulsarc_conf_set_message_listener(conf, listener_unused, NULL);
+    pulsarc_consumer_t *cons = NULL;
+    char err[256];
+    ck_assert_msg(pulsarc_consumer_new(c, topic, "ra", conf, &cons, err, sizeof err) == PULSARC_OK, "%s",
+                  err);
+    pulsarc_conf_destroy(conf);
+    seen_t s;
+    seen_init(&s);
+    ck_assert_int_eq(pulsarc_consumer_receive_async(cons, on_receive, &tickets[0]), PULSARC_OK);
+    ck_assert_int_eq(await_calls(&s, 1), 1);
+    ck_assert_int_eq(s.err[0], PULSARC_ERR_STATE);
+    ck_assert_int_eq(pulsarc_consumer_receive_async(NULL, on_receive, &tickets[1]), PULSARC_ERR_INVALID_ARG);
+    ck_assert_int_eq(pulsarc_consumer_receive_async(cons, NULL, NULL), PULSARC_ERR_INVALID_ARG);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    ck_assert_int_eq(s.n, 1);
+    seen_free(&s);
+}
+END_TEST
+
+/* An interceptor that replaces each message "m-<i>" by a copy "seen-<i + 100>" and counts them. */
+static pulsarc_msg_t *rename_on_consume(pulsarc_consumer_t *c, pulsarc_msg_t *m, void *opaque) {
+    (void)c;
+    int *count = opaque;
+    (*count)++; /* one receiving thread at a time: the callback thread */
+    char body[64];
+    snprintf(body, sizeof body, "seen-%d", body_index(m) + 100);
+    pulsarc_msg_t *copy = pulsarc_msg_clone(m);
+    ck_assert_ptr_nonnull(copy);
+    pulsarc_msg_set_payload(copy, body, strlen(body), PULSARC_MSG_F_COPY);
+    pulsarc_msg_destroy(m);
+    return copy;
+}
+
+START_TEST(test_before_consume_runs) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("ra-icpt");
+    int count = 0;
+    pulsarc_consumer_interceptor_t icpt = {.before_consume = rename_on_consume, .opaque = &count};
+    pulsarc_conf_t *conf = pct_conf((const char *const[]){NULL});
+    pulsarc_conf_set(conf, "subscriptionInitialPosition", "Earliest", NULL, 0);
+    ck_assert_int_eq(pulsarc_conf_add_consumer_interceptor(conf, &icpt), PULSARC_OK);
+    pulsarc_consumer_t *cons = NULL;
+    char err[256];
+    ck_assert_msg(pulsarc_consumer_new(c, topic, "ra", conf, &cons, err, sizeof err) == PULSARC_OK, "%s",
+                  err);
+    pulsarc_conf_destroy(conf);
+    seen_t s;
+    seen_init(&s);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pulsarc_consumer_receive_async(cons, on_receive, &tickets[i]), PULSARC_OK);
+    pct_send_tagged(c, topic, "m", 3);
+    ck_assert_int_eq(await_calls(&s, 3), 3);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(s.index[k], k + 100); /* the interceptor's copy reached the callback */
+    pulsarc_consumer_destroy(cons);
+    ck_assert_int_eq(count, 3);
+    pulsarc_client_destroy(c);
+    seen_free(&s);
+}
+END_TEST
+
 /* ---------- timed receives racing arrivals ---------- */
 
 typedef struct sender {
@@ -433,6 +540,9 @@ static Suite *receive_async_suite(void) {
     tcase_add_test(tc, test_receive_async_from_callback);
     tcase_add_test(tc, test_zero_queue_asks_one_per_receive);
     tcase_add_test(tc, test_multi_topic_serves_pending);
+    tcase_add_test(tc, test_end_of_topic_completes_pending);
+    tcase_add_test(tc, test_refused_with_listener);
+    tcase_add_test(tc, test_before_consume_runs);
     tcase_add_test(tc, test_timed_receive_racing_arrivals);
     suite_add_tcase(s, tc);
     return s;
