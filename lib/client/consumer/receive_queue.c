@@ -526,17 +526,27 @@ pulsarc_err_t pulsarc_consumer_receive_async(pulsarc_consumer_t *c, pulsarc_rece
         err = PULSARC_ERR_STATE; /* messages go to the listener */
     else if (!(now = receive_now_locked(c, &ra->r.msg, &err, -1, &flow)))
         pc_op_queue_push(&c->receivers, &ra->r.op);
+    int tell = !now && c->ops->receiver_queued;
+    if (tell)
+        pc_consumer_ref(c); /* ra's reference may go with a callback that runs first */
     pthread_mutex_unlock(&c->lock);
     if (flow)
         post_flow(flow);
     if (now)
         pc_op_done(&ra->r.op, err, NULL);
-    else if (c->ops->receiver_queued)
+    if (tell) {
         c->ops->receiver_queued(c);
+        pc_consumer_unref(c);
+    }
     return PULSARC_OK;
 }
 
-/* See op.h: with a callback thread nothing close caused may run after close returned. */
+/*
+ * With a callback thread, close returns only after the receive_async
+ * callbacks it completed ran, so none runs after close returned. Not from
+ * a callback (it would wait for itself), and not without a callback
+ * thread: those run at the application's next poll or step.
+ */
 void pc_queue_wait_callbacks(pulsarc_consumer_t *c) {
     if (!c->client->cbq.own_thread || pc_in_callback())
         return;
