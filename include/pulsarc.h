@@ -837,8 +837,9 @@ PULSARC_API pulsarc_err_t pulsarc_conf_add_producer_interceptor(
 typedef struct pulsarc_consumer_interceptor_s {
     /**
      * Sees each message before the application does: in
-     * pulsarc_consumer_receive and batch receive (on the receiving thread)
-     * and before the message listener (on the callback thread). Returns the
+     * pulsarc_consumer_receive and batch receive (on the receiving thread),
+     * before a receive_async callback and before the message listener (on
+     * the callback thread). Returns the
      * message to hand on: msg itself (it may be inspected, but a received
      * message is read-only), or a replacement owned by the library from
      * then on, in which case the hook owns msg and must destroy it (a
