@@ -298,7 +298,8 @@ test: deps
 # The producer and consumer suites again with threadingMode=loop clients,
 # each stepped by a driver thread of the test (PULSARC_TEST_LOOP_MODE, see
 # test/common/testutil.h), then the one-threaded epoll, libuv and libevent examples.
-LOOP_LIVE := test_producer test_producer_waits test_consumer test_consumer_batches test_producer_partitioned test_multi_topic
+LOOP_LIVE := test_producer test_producer_waits test_consumer test_consumer_batches test_producer_partitioned test_multi_topic \
+             test_receive_async
 .PHONY: live-loop
 live-loop: $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) all
 	@$(BROKER) bash -c 'PULSARC_TEST_LOOP_MODE=1 bash test/run-tests.sh $(addprefix $(BUILD)/test/integration/,$(LOOP_LIVE)) && \
@@ -362,10 +363,12 @@ asan:
 # test_peer_close_inflight (close with everything in flight), test_tableview
 # (a reader thread per partition, close from another thread),
 # test_interceptors (hooks on application and callback threads, close hooks
-# after the last one) and test_loop_mode (callbacks on the stepping thread)
+# after the last one), test_loop_mode (callbacks on the stepping thread) and
+# test_receive_async (messages handed from the io thread to waiting receivers)
 # on a broker, in build-tsan. A race makes the test program exit non-zero
 # (TSan's exitcode 66), so it fails the run; TSAN_OPTIONS=log_path=... keeps reports.
-TSAN_LIVE := test_basic test_consumer test_producer_waits test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel test_interceptors test_loop_mode
+TSAN_LIVE := test_basic test_consumer test_producer_waits test_txn test_sink test_peer_close_inflight test_tableview test_connector_parallel test_interceptors test_loop_mode \
+             test_receive_async
 .PHONY: tsan tsan-run
 tsan:
 	$(MAKE) BUILD=build-tsan OPT='-O1 -g -fno-omit-frame-pointer' SAN='-fsanitize=thread' tsan-run

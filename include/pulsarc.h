@@ -673,6 +673,34 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_new_pattern(pulsarc_client_t *client,
 PULSARC_API pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *consumer,
                                                    pulsarc_msg_t **msgp, int timeout_ms);
 /**
+ * The outcome of one pulsarc_consumer_receive_async: err is PULSARC_OK and
+ * msg the next message, owned by the callee as with receive
+ * (pulsarc_msg_destroy); or err is the reason there is none (msg NULL):
+ * PULSARC_ERR_CLOSED when the consumer closed first, PULSARC_ERR_STATE with
+ * a message listener set, PULSARC_ERR_END_OF_TOPIC once a terminated topic
+ * was fully received, and with "receiverQueueSize" 0 what receive would
+ * return. Runs on the client's callback thread (or inside
+ * pulsarc_client_poll with "callbackMode" "poll", or pulsarc_client_step in
+ * loop mode), never under a library lock; it may call any consumer
+ * function, receive_async too.
+ */
+typedef void (*pulsarc_receive_cb)(pulsarc_consumer_t *consumer, pulsarc_err_t err,
+                                   pulsarc_msg_t *msg, void *opaque);
+/**
+ * Asks for the next message without waiting: cb(consumer, err, msg, opaque)
+ * runs exactly once with it or with an error (see pulsarc_receive_cb).
+ * Pending receives (sync or async) are served one message each, in the
+ * order they were made. Interceptors' before_consume run for the message
+ * as for receive. Closing the consumer completes every pending one with
+ * PULSARC_ERR_CLOSED; with a callback thread ("callbackMode" "thread") close
+ * returns only after those callbacks ran, unless called from a callback.
+ * Returns PULSARC_OK when cb will run; PULSARC_ERR_INVALID_ARG,
+ * PULSARC_ERR_NOMEM, or PULSARC_ERR_CLOSED once the client is closed, when
+ * it will not. Any thread.
+ */
+PULSARC_API pulsarc_err_t pulsarc_consumer_receive_async(pulsarc_consumer_t *consumer,
+                                                         pulsarc_receive_cb cb, void *opaque);
+/**
  * Waits up to batchReceiveTimeoutMs for up to batchReceiveMaxNumMessages
  * messages (or batchReceiveMaxNumBytes) and stores at most cap of them in
  * msgs; *n receives the count (possibly 0 on timeout). Each message is owned
@@ -830,8 +858,9 @@ PULSARC_API pulsarc_err_t pulsarc_conf_add_producer_interceptor(
 typedef struct pulsarc_consumer_interceptor_s {
     /**
      * Sees each message before the application does: in
-     * pulsarc_consumer_receive and batch receive (on the receiving thread)
-     * and before the message listener (on the callback thread). Returns the
+     * pulsarc_consumer_receive and batch receive (on the receiving thread),
+     * before a receive_async callback and before the message listener (on
+     * the callback thread). Returns the
      * message to hand on: msg itself (it may be inspected, but a received
      * message is read-only), or a replacement owned by the library from
      * then on, in which case the hook owns msg and must destroy it (a

@@ -24,10 +24,15 @@
  *     from SEND_RECEIPT / SEND_ERROR / the send timeout, and close cancels
  *     what is still queued. The message id travels in the struct that
  *     embeds the op.
- *   receive: a receive waiting on an empty queue is an op completed by the
- *     loop when a message is dispatched to it (the message in the embedding
- *     struct), by its timeout, or with CLOSED on close; a listener is the
- *     callback form, one completion per message.
+ *   receive: a receive (sync or receive_async, every consumer kind) that
+ *     finds the queue empty is an op in the consumer's line of receivers;
+ *     the io thread's append pops the oldest and hands it the message (in
+ *     the embedding pc_receive_t, its permit owed as if taken), then
+ *     completes it; a sync receive is pc_op_queue_wait with its deadline,
+ *     receive_async the callback form; close and end of topic fail the
+ *     line. A receive that finds a message queued takes it without an op.
+ *     A listener is one completion per message outside this type; batch
+ *     receive waits on the queue's condition for "full or timeout".
  *   ack receipt: one op per acknowledgement that asks for the broker's
  *     ACK_RESPONSE (transactional acks); n acks sent together are one op of
  *     n parts when only the first error matters, n ops when each id's

@@ -60,6 +60,7 @@ static const char *const COVERED[] = {
     "pulsarc_producer_partitions", "pulsarc_producer_stats", "pulsarc_conf_set_message_listener",
     "pulsarc_conf_set_consumer_event_listener", "pulsarc_consumer_new",
     "pulsarc_consumer_new_multi", "pulsarc_consumer_new_pattern", "pulsarc_consumer_receive",
+    "pulsarc_consumer_receive_async",
     "pulsarc_consumer_batch_receive", "pulsarc_consumer_ack_id", "pulsarc_consumer_ack",
     "pulsarc_consumer_ack_cumulative_id", "pulsarc_consumer_ack_cumulative",
     "pulsarc_consumer_nack_id", "pulsarc_consumer_nack", "pulsarc_consumer_reconsume_later",
@@ -428,6 +429,7 @@ START_TEST(test_consumer) {
     pulsarc_msg_t *m = NULL;
     pulsarc_msgid_t id = pulsarc_msgid_earliest();
     ERR(pulsarc_consumer_receive(NULL, &m, 0));
+    ERR(pulsarc_consumer_receive_async(NULL, NULL, NULL));
     size_t n = 0;
     pulsarc_msg_t *arr[4];
     ERR(pulsarc_consumer_batch_receive(NULL, arr, 4, &n));
@@ -467,6 +469,7 @@ START_TEST(test_consumer) {
     ERR(pulsarc_consumer_new_pattern(client, "persistent://public/default/([", "s", NULL, &c, EB));
     ck_assert_int_eq(pulsarc_consumer_new(client, "t", "s", NULL, &c, EB), PULSARC_OK);
     ERR(pulsarc_consumer_receive(c, NULL, 0));
+    ERR(pulsarc_consumer_receive_async(c, NULL, NULL)); /* no callback to answer */
     ERR(pulsarc_consumer_batch_receive(c, NULL, 4, &n));
     ERR(pulsarc_consumer_batch_receive(c, arr, 4, NULL));
     NOCRASH(pulsarc_consumer_batch_receive(c, arr, 0, &n));

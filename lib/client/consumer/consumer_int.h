@@ -75,6 +75,8 @@ struct pulsarc_consumer_s {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     pulsarc_msg_t *qhead, *qtail; /* each message's rx_owner is the single consumer that received it */
+    pc_op_queue_t receivers;      /* receives waiting for a message, oldest first; only while qhead is NULL */
+    int receive_callbacks;        /* receive_async outcomes queued and not yet called back */
     size_t qlen, qbytes;
     uint64_t rx_bytes;            /* payload bytes ever appended to the queue (metrics) */
     int listener_posted;
@@ -89,6 +91,12 @@ struct pulsarc_consumer_s {
     size_t qlen_peak;             /* auto-scaling: the longest the queue was since the last idle check */
     uint64_t received_at_check;   /* auto-scaling: stats.received at the last idle check */
 };
+
+/* A receive waiting in a consumer's line: the giver stores the message, then completes op. */
+typedef struct pc_receive {
+    pc_op_t op; /* first: the line holds ops */
+    pulsarc_msg_t *msg;
+} pc_receive_t;
 
 /* What differs between kinds; every public call that is not about the queue goes through it. */
 struct pc_consumer_ops {
@@ -113,9 +121,16 @@ struct pc_consumer_ops {
     /* one of the consumers delivering into c's queue reached the end of its topic. */
     void (*member_ended)(pulsarc_consumer_t *c);
 
-    /* Kinds that do not prefetch take messages their own way; NULL: the
-     * queue's (receive_queue.c: each message taken owes its permit back). */
-    pulsarc_err_t (*receive)(pulsarc_consumer_t *c, pulsarc_msg_t **msgp, int timeout_ms);
+    /* Kinds that do not prefetch (zero_queue.c) ask the broker for each
+     * receiver; NULL for the others, whose messages each owe a permit back
+     * when taken (receive_queue.c). receive_begin (lock held) may refuse a
+     * receive before it takes or waits; with it set, messages are taken
+     * owing nothing, receivers wait without a deadline and receiver_queued
+     * (no lock) runs once one joined the line. receive_end (no lock) sees
+     * every outcome before the application does and may change it. */
+    pulsarc_err_t (*receive_begin)(pulsarc_consumer_t *c, int timeout_ms);
+    void (*receiver_queued)(pulsarc_consumer_t *c);
+    pulsarc_err_t (*receive_end)(pulsarc_consumer_t *c, pulsarc_msg_t **msgp, pulsarc_err_t err);
     pulsarc_err_t (*batch_receive)(pulsarc_consumer_t *c, pulsarc_msg_t **msgs, size_t cap, size_t *n);
     /* callback thread: hands queued messages to the listener. */
     void (*run_listener)(pulsarc_consumer_t *c);
@@ -156,8 +171,18 @@ size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
 /*
  * Waits (lock held) for a message, close, end of topic or timeout_ms
  * (<0: forever); *dl has tv_sec < 0 until the first timed wait sets it.
+ * Batch receive's wait (receivers of one message wait in `receivers`).
  */
 pulsarc_err_t pc_queue_wait_locked(pulsarc_consumer_t *q, int timeout_ms, struct timespec *dl);
+/*
+ * The queue's state changed (lock held): closing or end of topic. Wakes
+ * batch receive and completes every waiting receiver with CLOSED or
+ * END_OF_TOPIC.
+ */
+void pc_queue_wake_locked(pulsarc_consumer_t *q);
+/* After close: with a callback thread, waits until every receive_async
+ * callback already queued has run (not from a callback). */
+void pc_queue_wait_callbacks(pulsarc_consumer_t *q);
 /* Removes the head (lock held, queue not empty) and owes no permit for it. */
 pulsarc_msg_t *pc_queue_take_locked(pulsarc_consumer_t *q);
 /* permits.c: flow permits the single-topic consumers behind c have granted so far (tests). */

@@ -112,11 +112,19 @@ pulsarc_err_t pulsarc_consumer_stats(pulsarc_consumer_t *c, pulsarc_consumer_sta
 }
 
 pulsarc_err_t pulsarc_consumer_close(pulsarc_consumer_t *c) {
-    return c ? c->ops->close(c, 0) : PULSARC_ERR_INVALID_ARG;
+    if (!c)
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = c->ops->close(c, 0);
+    pc_queue_wait_callbacks(c);
+    return err;
 }
 
 pulsarc_err_t pulsarc_consumer_unsubscribe(pulsarc_consumer_t *c) {
-    return c ? c->ops->close(c, 1) : PULSARC_ERR_INVALID_ARG;
+    if (!c)
+        return PULSARC_ERR_INVALID_ARG;
+    pulsarc_err_t err = c->ops->close(c, 1);
+    pc_queue_wait_callbacks(c);
+    return err;
 }
 
 void pulsarc_consumer_destroy(pulsarc_consumer_t *c) {

@@ -239,7 +239,7 @@ static void multi_member_ended(pulsarc_consumer_t *base) {
     }
     if (all)
         p->base.end_of_topic = 1;
-    pthread_cond_broadcast(&p->base.cond);
+    pc_queue_wake_locked(&p->base);
     pthread_mutex_unlock(&p->base.lock);
     if (all)
         pc_consumer_notify_event(&p->base, PULSARC_CONSUMER_END_OF_TOPIC);
@@ -507,7 +507,7 @@ static pulsarc_err_t multi_close(pulsarc_consumer_t *base, int unsubscribe) {
     pthread_mutex_lock(&p->base.lock);
     int first = !p->base.close_posted;
     p->base.close_posted = p->base.closing = 1;
-    pthread_cond_broadcast(&p->base.cond);
+    pc_queue_wake_locked(&p->base);
     pthread_mutex_unlock(&p->base.lock);
     if (first && (p->disc.period_ms > 0 || p->disc.parts_period_ms > 0 || p->disc.watch))
         pc_consumer_post(&p->base, do_stop_discovery, p);

@@ -13,17 +13,32 @@
  * the application finds it empty after the broker had used up its permits
  * (scale_locked).
  *
+ * Receives that find the queue empty wait in line (`receivers`, a
+ * pc_op_queue_t of pc_receive_t ops), sync and receive_async alike: the
+ * io thread's append hands each message to the oldest waiter (its permit
+ * owed as a receive's take owes it) and completes the op after letting go
+ * of the lock, so a receiver wakes with its message instead of racing
+ * others for it; a message therefore never sits queued while a receiver
+ * waits. Close and end of topic fail the line (pc_queue_wake_locked). A
+ * receive that finds a message queued takes it with no op and no clock.
+ * Batch receive keeps its own wait on `cond`: it wants "full or
+ * timeout", several messages per wait; in the line it would take one
+ * message per hand-over and need to queue again for each, and its
+ * deadline covers the whole batch.
+ *
  * The queue belongs to the common handle (consumer_int.h), whatever kind
  * it is; a multi-topic consumer's members deliver into their parent's.
  * Lock order: the queue's lock, then the receiving consumer's when they
  * differ.
  *
- * Kinds that do not prefetch (zero_queue.c) take messages through their
- * own receive and listener operations, built on the wait and take here,
- * and decide the permits a fresh subscription asks for.
+ * Kinds that do not prefetch (zero_queue.c) wait in the same line; their
+ * hooks refuse what they cannot serve and ask the broker for each
+ * receiver; they run their own listener and decide the permits a fresh
+ * subscription asks for.
  *
  * Threads: append on the io thread; receive and the listener on
- * application threads; `lock` guards everything shared.
+ * application threads, receive_async's callback on the callback thread;
+ * `lock` guards everything shared, the line included.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,10 +78,30 @@ size_t pc_queue_clear(pulsarc_consumer_t *q) {
     return n;
 }
 
+static pulsarc_msg_t *take_locked(pulsarc_consumer_t *q, pulsarc_consumer_t **flow);
+
+/* Gives each waiting receiver, oldest first, one queued message (lock held); their ops go to given. */
+static void hand_over_locked(pulsarc_consumer_t *q, pc_op_queue_t *given, pulsarc_consumer_t **flow) {
+    while (q->qhead && q->receivers.head) {
+        pc_op_t *op = pc_op_queue_pop(&q->receivers);
+        ((pc_receive_t *)op)->msg = take_locked(q, flow);
+        pc_op_queue_push(given, op);
+    }
+}
+
+/* Completes what hand_over_locked gave (no lock): the last touch of each op. */
+static void complete_given(pc_op_queue_t *given) {
+    pc_op_t *op;
+    while ((op = pc_op_queue_pop(given)) != NULL)
+        pc_op_done(op, PULSARC_OK, NULL);
+}
+
 int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *last, size_t n) {
     size_t bytes = 0;
     for (pulsarc_msg_t *m = first; m; m = m->next)
         bytes += m->len;
+    pc_op_queue_t given = {0};
+    pulsarc_consumer_t *flow = NULL;
     pthread_mutex_lock(&q->lock);
     if (n) {
         if (q->qtail)
@@ -83,12 +118,18 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
         /* An auto-scaling queue's own consumer (its permits are under this lock): is the pipeline full? */
         if (q->auto_scale && first->rx_owner == q)
             q->scale_hint = q->rx_ops->owed_locked(q) + q->qlen >= (size_t)q->cur_queue_size;
-        pthread_cond_broadcast(&q->cond);
+        if (q->receivers.head)
+            hand_over_locked(q, &given, &flow);
+        if (q->qhead)
+            pthread_cond_broadcast(&q->cond);
     }
     int listen = q->listener && n && !q->listener_posted;
     if (listen)
         q->listener_posted = 1;
     pthread_mutex_unlock(&q->lock);
+    complete_given(&given);
+    if (flow)
+        post_flow(flow);
     return listen;
 }
 
@@ -212,31 +253,191 @@ pulsarc_err_t pc_queue_wait_locked(pulsarc_consumer_t *c, int timeout_ms, struct
     return PULSARC_OK;
 }
 
+void pc_queue_wake_locked(pulsarc_consumer_t *c) {
+    pthread_cond_broadcast(&c->cond);
+    if (c->qhead)
+        return; /* receivers wait only on an empty queue */
+    if (c->closing)
+        pc_op_queue_fail_all(&c->receivers, PULSARC_ERR_CLOSED, "consumer closed");
+    else if (c->end_of_topic)
+        pc_op_queue_fail_all(&c->receivers, PULSARC_ERR_END_OF_TOPIC,
+                             "the topic was terminated and every message received");
+}
+
+/* Kinds that prefetch owe the taken message's permit; the others asked for it one by one. */
+static pulsarc_msg_t *take_locked(pulsarc_consumer_t *q, pulsarc_consumer_t **flow) {
+    return q->ops->receive_begin ? pc_queue_take_locked(q) : pop_locked(q, flow);
+}
+
+/*
+ * A receive's first look (lock held, dropped meanwhile when a grown queue
+ * grants permits): 1 when it is over at once, with *m taken or *err set;
+ * 0 when the queue is empty and the receive is to wait in line.
+ */
+static int receive_now_locked(pulsarc_consumer_t *c, pulsarc_msg_t **m, pulsarc_err_t *err,
+                              int timeout_ms, pulsarc_consumer_t **flow) {
+    *err = c->ops->receive_begin ? c->ops->receive_begin(c, timeout_ms) : PULSARC_OK;
+    if (*err)
+        return 1;
+    if (!c->qhead)
+        scale_before_wait_locked(c);
+    if (c->qhead) {
+        *m = take_locked(c, flow);
+        return 1;
+    }
+    if (c->closing)
+        *err = PULSARC_ERR_CLOSED;
+    else if (c->end_of_topic)
+        *err = PULSARC_ERR_END_OF_TOPIC;
+    else if (timeout_ms == 0)
+        *err = PULSARC_ERR_NO_MESSAGE;
+    return *err != PULSARC_OK;
+}
+
+/*
+ * A sync receive on an empty queue (lock held): one op in the line of
+ * receivers and one wait for it. Kinds that ask the broker for each
+ * receiver learn of it once it is in line, and wait without a deadline.
+ */
+static pulsarc_err_t wait_in_line_locked(pulsarc_consumer_t *c, pulsarc_msg_t **m, int timeout_ms,
+                                         pulsarc_consumer_t **flow) {
+    pc_receive_t r = {.msg = NULL};
+    pc_op_init(&r.op);
+    int done;
+    if (c->ops->receiver_queued) {
+        pc_op_queue_push(&c->receivers, &r.op);
+        pthread_mutex_unlock(&c->lock);
+        c->ops->receiver_queued(c);
+        done = pc_op_wait_until(&r.op, NULL);
+        pthread_mutex_lock(&c->lock);
+    } else {
+        struct timespec dl;
+        if (timeout_ms > 0)
+            pc_deadline(&dl, timeout_ms);
+        done = pc_op_queue_wait(&c->receivers, &r.op, &c->lock, timeout_ms < 0 ? NULL : &dl);
+    }
+    pulsarc_err_t err = done ? pc_op_result(&r.op, NULL, 0) : PULSARC_ERR_NO_MESSAGE;
+    if (!done && c->qhead) { /* arrived as the time ran out, after this receiver left the line */
+        r.msg = take_locked(c, flow);
+        err = PULSARC_OK;
+    }
+    pc_op_destroy(&r.op);
+    *m = r.msg;
+    return err;
+}
+
 pulsarc_err_t pulsarc_consumer_receive(pulsarc_consumer_t *c, pulsarc_msg_t **msgp, int timeout_ms) {
     if (!c || !msgp)
         return PULSARC_ERR_INVALID_ARG;
     *msgp = NULL;
     if (c->listener)
         return PULSARC_ERR_STATE; /* messages go to the listener */
-    if (c->ops->receive) {
-        pulsarc_err_t zerr = c->ops->receive(c, msgp, timeout_ms);
-        if (!zerr)
-            pc_consumer_icpts_before_consume(c, msgp, 1);
-        return zerr;
-    }
-    struct timespec dl = {.tv_sec = -1};
     pulsarc_consumer_t *flow = NULL;
+    pulsarc_msg_t *m = NULL;
+    pulsarc_err_t err = PULSARC_OK;
     pthread_mutex_lock(&c->lock);
-    scale_before_wait_locked(c);
-    pulsarc_err_t err = pc_queue_wait_locked(c, timeout_ms, &dl);
-    if (!err)
-        *msgp = pop_locked(c, &flow);
+    if (c->qhead && !c->ops->receive_begin)
+        m = pop_locked(c, &flow); /* the fast path: no op, no clock */
+    else if (!receive_now_locked(c, &m, &err, timeout_ms, &flow))
+        err = wait_in_line_locked(c, &m, timeout_ms, &flow);
     pthread_mutex_unlock(&c->lock);
     if (flow)
         post_flow(flow);
+    if (c->ops->receive_end)
+        err = c->ops->receive_end(c, &m, err);
     if (!err)
-        pc_consumer_icpts_before_consume(c, msgp, 1);
+        pc_consumer_icpts_before_consume(c, &m, 1);
+    *msgp = m;
     return err;
+}
+
+/* ---------- receive_async ---------- */
+
+typedef struct receive_async {
+    pc_receive_t r; /* first: the op completed is this */
+    pulsarc_consumer_t *c;
+    pulsarc_receive_cb cb;
+    void *opaque;
+} receive_async_t;
+
+/* Callback thread (or pulsarc_client_poll), no library lock held. */
+static void receive_async_done(pc_op_t *op, void *arg) {
+    receive_async_t *ra = arg;
+    pulsarc_consumer_t *c = ra->c;
+    pulsarc_receive_cb cb = ra->cb;
+    void *opaque = ra->opaque;
+    pulsarc_msg_t *m = ra->r.msg;
+    pulsarc_err_t err = pc_op_result(op, NULL, 0);
+    pc_op_destroy(op);
+    free(ra);
+    if (c->ops->receive_end)
+        err = c->ops->receive_end(c, &m, err);
+    if (!err)
+        pc_consumer_icpts_before_consume(c, &m, 1);
+    cb(c, err, err ? NULL : m, opaque);
+    pthread_mutex_lock(&c->lock);
+    if (--c->receive_callbacks == 0)
+        pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    pc_consumer_unref(c);
+}
+
+pulsarc_err_t pulsarc_consumer_receive_async(pulsarc_consumer_t *c, pulsarc_receive_cb cb,
+                                             void *opaque) {
+    if (!c || !cb)
+        return PULSARC_ERR_INVALID_ARG;
+    pthread_mutex_lock(&c->client->lock);
+    int client_closed = c->client->closed;
+    pthread_mutex_unlock(&c->client->lock);
+    if (client_closed)
+        return PULSARC_ERR_CLOSED; /* its callback queue is gone: nothing could call back */
+    receive_async_t *ra = calloc(1, sizeof *ra);
+    if (!ra)
+        return PULSARC_ERR_NOMEM;
+    pc_op_init(&ra->r.op);
+    pc_op_call_back(&ra->r.op, &c->client->cbq, receive_async_done, ra);
+    ra->c = c;
+    ra->cb = cb;
+    ra->opaque = opaque;
+    pc_consumer_ref(c);
+    pulsarc_consumer_t *flow = NULL;
+    pulsarc_err_t err = PULSARC_OK;
+    pthread_mutex_lock(&c->lock);
+    c->receive_callbacks++;
+    int now = 1;
+    if (c->listener)
+        err = PULSARC_ERR_STATE; /* messages go to the listener */
+    else if (!(now = receive_now_locked(c, &ra->r.msg, &err, -1, &flow)))
+        pc_op_queue_push(&c->receivers, &ra->r.op);
+    int tell = !now && c->ops->receiver_queued;
+    if (tell)
+        pc_consumer_ref(c); /* ra's reference may go with a callback that runs first */
+    pthread_mutex_unlock(&c->lock);
+    if (flow)
+        post_flow(flow);
+    if (now)
+        pc_op_done(&ra->r.op, err, NULL);
+    if (tell) {
+        c->ops->receiver_queued(c);
+        pc_consumer_unref(c);
+    }
+    return PULSARC_OK;
+}
+
+/*
+ * With a callback thread, close returns only after the receive_async
+ * callbacks it completed ran, so none runs after close returned. Not from
+ * a callback (it would wait for itself), and not without a callback
+ * thread: those run at the application's next poll or step.
+ */
+void pc_queue_wait_callbacks(pulsarc_consumer_t *c) {
+    if (!c->client->cbq.own_thread || pc_in_callback())
+        return;
+    pthread_mutex_lock(&c->lock);
+    /* A receiver still in line has no callback queued yet (none after close completed them all). */
+    while (c->receive_callbacks > 0 && !c->receivers.head)
+        pc_loop_cond_wait(&c->cond, &c->lock);
+    pthread_mutex_unlock(&c->lock);
 }
 
 /*

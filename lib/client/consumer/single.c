@@ -144,7 +144,7 @@ static void on_frame(void *obj, pc_conn_t *conn, const pc_frame_t *f) {
     case PULSAR__PROTO__BASE_COMMAND__TYPE__REACHED_END_OF_TOPIC:
         pthread_mutex_lock(&c->base.lock);
         c->base.end_of_topic = 1;
-        pthread_cond_broadcast(&c->base.cond);
+        pc_queue_wake_locked(&c->base);
         pthread_mutex_unlock(&c->base.lock);
         c->queue->ops->member_ended(c->queue);
         break;
@@ -327,7 +327,7 @@ static void set_closed(pc_single_t *c) {
     pthread_mutex_lock(&c->base.lock);
     c->base.closed = 1;
     c->base.closing = 1;
-    pthread_cond_broadcast(&c->base.cond);
+    pc_queue_wake_locked(&c->base); /* waiting receivers get CLOSED */
     pthread_mutex_unlock(&c->base.lock);
     pc_op_done(&c->closed_op, PULSARC_OK, NULL);
 }
@@ -407,7 +407,7 @@ static int post_close(pc_single_t *c, pc_loop_fn fn) {
     int first = !c->base.close_posted;
     c->base.close_posted = 1;
     c->base.closing = 1;
-    pthread_cond_broadcast(&c->base.cond);
+    pc_queue_wake_locked(&c->base);
     pthread_mutex_unlock(&c->base.lock);
     if (!first)
         return 1;

@@ -27,7 +27,11 @@
  * After a re-subscription the broker holds none, and `subscribed` asks
  * again for whoever is still waiting.
  *
- * Threads: `waiting`, `listening`, `refused` and `child` under base.lock
+ * Receives (sync and receive_async) wait in the handle's line of
+ * receivers (receive_queue.c); the hooks here refuse timed receives, ask
+ * for a permit once a receiver is in line and refuse batched entries.
+ *
+ * Threads: the line, `listening`, `refused` and `child` under base.lock
  * (application, callback and io threads); `asked` and `seen` are the io
  * thread's.
  */
@@ -40,7 +44,6 @@
 typedef struct pc_zero_queue {
     pulsarc_consumer_t base;
     pc_single_t *child;          /* the topic's consumer; NULL once released */
-    int waiting;                 /* receive calls blocked for a message */
     int listening;               /* the listener is running a message */
     pulsarc_err_t refused;       /* set once a batch closed the consumer */
     uint32_t asked;              /* permits the broker still holds (io thread) */
@@ -61,11 +64,19 @@ static pc_single_t *child_ref(pc_zero_queue_t *z) {
 
 /* ---------- permits (io thread) ---------- */
 
+/* Receivers waiting in line (lock held); a message handed to one has left it. */
+static size_t receivers_waiting(const pc_zero_queue_t *z) {
+    size_t n = 0;
+    for (const pc_op_t *op = z->base.receivers.head; op; op = op->qnext)
+        n++;
+    return n;
+}
+
 /* Messages wanted and not queued yet (lock held). */
 static uint32_t wanted_locked(const pc_zero_queue_t *z) {
     if (z->base.closing || z->refused)
         return 0;
-    size_t want = (size_t)z->waiting + (z->base.listener && !z->listening);
+    size_t want = receivers_waiting(z) + (z->base.listener && !z->listening);
     return want > z->base.qlen ? (uint32_t)(want - z->base.qlen) : 0;
 }
 
@@ -130,34 +141,31 @@ static void refuse_batch(pc_zero_queue_t *z, pulsarc_msg_t *m) {
     pulsarc_consumer_close(&z->base);
 }
 
-static pulsarc_err_t zq_receive(pulsarc_consumer_t *base, pulsarc_msg_t **msgp, int timeout_ms) {
-    pc_zero_queue_t *z = zq_of(base);
+/* Lock held: a permit granted for a receive that gave up would bring a message nobody asked for. */
+static pulsarc_err_t zq_receive_begin(pulsarc_consumer_t *base, int timeout_ms) {
     if (timeout_ms >= 0)
-        return PULSARC_ERR_STATE; /* a permit for a receive that gave up would bring an unasked message */
-    pthread_mutex_lock(&base->lock);
-    pulsarc_err_t err = z->refused ? z->refused : base->closing ? PULSARC_ERR_CLOSED : PULSARC_OK;
-    if (!err)
-        z->waiting++;
-    pthread_mutex_unlock(&base->lock);
-    if (err)
-        return err;
-    err = reconcile(z);
-    struct timespec dl = {.tv_sec = -1};
-    pulsarc_msg_t *m = NULL;
-    pthread_mutex_lock(&base->lock);
-    if (!err)
-        err = pc_queue_wait_locked(base, -1, &dl);
-    if (!err)
-        m = pc_queue_take_locked(base);
-    if (err == PULSARC_ERR_CLOSED && z->refused)
-        err = z->refused;
-    z->waiting--;
-    pthread_mutex_unlock(&base->lock);
-    if (m && is_batched(m)) {
-        refuse_batch(z, m);
+        return PULSARC_ERR_STATE;
+    return zq_of(base)->refused;
+}
+
+/* A receiver joined the line: the io thread asks the broker for its message. */
+static void zq_receiver_queued(pulsarc_consumer_t *base) { reconcile(zq_of(base)); }
+
+/* A batched entry closes the consumer; a receive the closing ended tells why. */
+static pulsarc_err_t zq_receive_end(pulsarc_consumer_t *base, pulsarc_msg_t **msgp,
+                                    pulsarc_err_t err) {
+    pc_zero_queue_t *z = zq_of(base);
+    if (*msgp && is_batched(*msgp)) {
+        refuse_batch(z, *msgp);
+        *msgp = NULL;
         return PULSARC_ERR_UNSUPPORTED;
     }
-    *msgp = m;
+    if (err == PULSARC_ERR_CLOSED) {
+        pthread_mutex_lock(&base->lock);
+        if (z->refused)
+            err = z->refused;
+        pthread_mutex_unlock(&base->lock);
+    }
     return err;
 }
 
@@ -167,7 +175,7 @@ static pulsarc_err_t zq_batch_receive(pulsarc_consumer_t *base, pulsarc_msg_t **
     (void)msgs;
     (void)cap;
     (void)n;
-    return PULSARC_ERR_STATE; /* it waits with a timeout: see zq_receive */
+    return PULSARC_ERR_STATE; /* it waits with a timeout: see zq_receive_begin */
 }
 
 /* Callback thread: one message per permit; the next is asked for when the listener returns. */
@@ -200,7 +208,7 @@ static pulsarc_err_t zq_close(pulsarc_consumer_t *base, int unsubscribe) {
     pc_zero_queue_t *z = zq_of(base);
     pthread_mutex_lock(&base->lock);
     base->close_posted = base->closing = 1;
-    pthread_cond_broadcast(&base->cond);
+    pc_queue_wake_locked(base);
     pthread_mutex_unlock(&base->lock);
     pc_single_t *s = child_ref(z);
     pulsarc_err_t err = PULSARC_OK;
@@ -307,7 +315,7 @@ static void zq_add_stats(pulsarc_consumer_t *base, pulsarc_consumer_stats_t *out
 static void zq_member_ended(pulsarc_consumer_t *base) {
     pthread_mutex_lock(&base->lock);
     base->end_of_topic = 1;
-    pthread_cond_broadcast(&base->cond);
+    pc_queue_wake_locked(base);
     pthread_mutex_unlock(&base->lock);
     pc_consumer_notify_event(base, PULSARC_CONSUMER_END_OF_TOPIC);
 }
@@ -324,7 +332,9 @@ static const pc_consumer_ops_t zero_queue_ops = {
     .is_connected = zq_is_connected,
     .add_stats = zq_add_stats,
     .member_ended = zq_member_ended,
-    .receive = zq_receive,
+    .receive_begin = zq_receive_begin,
+    .receiver_queued = zq_receiver_queued,
+    .receive_end = zq_receive_end,
     .batch_receive = zq_batch_receive,
     .run_listener = zq_run_listener,
     .subscribed = zq_subscribed,
