@@ -7,6 +7,7 @@
 #define PC_PRODUCER_UTIL_H
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -129,5 +130,31 @@ static inline void send_text(pulsarc_producer_t *p, const char *text) {
     pulsarc_err_t e = pulsarc_producer_send(p, m, NULL);
     pulsarc_msg_destroy(m);
     ck_assert_msg(e == PULSARC_OK, "send '%s': %s", text, pulsarc_strerror(e));
+}
+
+/* A client that waits backoff_ms between reconnects; k = v is one more setting (a NULL k: none). */
+static inline pulsarc_client_t *backoff_client(const char *backoff_ms, const char *k, const char *v) {
+    const char *kv[] = {"initialBackoffIntervalMs", backoff_ms, "maxBackoffIntervalMs", backoff_ms,
+                        k, v, NULL};
+    return pct_client_with(kv); /* a NULL k ends the list early */
+}
+
+/* A producer that is connected once, then cut off for as long as its client's backoff. */
+static inline pulsarc_producer_t *stalled_producer(pulsarc_client_t *c, const char *topic,
+                                                   const char *const *kv) {
+    pulsarc_producer_t *p = make_producer(c, topic, kv);
+    send_text(p, "before the stall");
+    unload_topic(topic);
+    return p;
+}
+
+/* A message of len zero bytes carrying its number in property "i". */
+static inline pulsarc_msg_t *msg_i(int i, size_t len) {
+    char v[16], *buf = calloc(1, len + 1);
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    pulsarc_msg_set_payload(m, buf, len, PULSARC_MSG_F_FREE);
+    snprintf(v, sizeof v, "%d", i);
+    pulsarc_msg_set_property(m, "i", v);
+    return m;
 }
 #endif

@@ -13,30 +13,6 @@
 
 #include "producer_util.h"
 
-static pulsarc_client_t *slow_reconnect_client(const char *extra_key, const char *extra_val) {
-    const char *kv[] = {"initialBackoffIntervalMs", "60000", "maxBackoffIntervalMs", "60000",
-                        extra_key, extra_val, NULL};
-    return pct_client_with(kv); /* a NULL extra_key ends the list early */
-}
-
-/* A producer that is connected once, then cut off for a minute. */
-static pulsarc_producer_t *stalled_producer(pulsarc_client_t *c, const char *topic,
-                                            const char *const *kv) {
-    pulsarc_producer_t *p = make_producer(c, topic, kv);
-    send_text(p, "before the stall");
-    unload_topic(topic);
-    return p;
-}
-
-static pulsarc_msg_t *msg_i(int i, size_t len) {
-    char v[16], *buf = calloc(1, len + 1);
-    pulsarc_msg_t *m = pulsarc_msg_new();
-    pulsarc_msg_set_payload(m, buf, len, PULSARC_MSG_F_FREE);
-    snprintf(v, sizeof v, "%d", i);
-    pulsarc_msg_set_property(m, "i", v);
-    return m;
-}
-
 /* Random bytes do not compress, so the size check sees the real size. */
 static pulsarc_msg_t *random_msg(size_t len) {
     uint8_t *buf = malloc(len);
@@ -70,7 +46,7 @@ START_TEST(test_oversized_without_chunking) {
 END_TEST
 
 START_TEST(test_send_timeout) {
-    pulsarc_client_t *c = slow_reconnect_client(NULL, NULL);
+    pulsarc_client_t *c = backoff_client("60000", NULL, NULL);
     const char *topic = pct_topic("send-timeout");
     const char *kv[] = {"sendTimeoutMs", "300", "batchingEnabled", "false", NULL};
     pulsarc_producer_t *p = stalled_producer(c, topic, kv);
@@ -96,7 +72,7 @@ START_TEST(test_send_timeout) {
 END_TEST
 
 START_TEST(test_queue_full_fail_fast) {
-    pulsarc_client_t *c = slow_reconnect_client(NULL, NULL);
+    pulsarc_client_t *c = backoff_client("60000", NULL, NULL);
     const char *topic = pct_topic("queue-full");
     const char *kv[] = {"maxPendingMessages", "2", "batchingEnabled", "false", NULL};
     pulsarc_producer_t *p = stalled_producer(c, topic, kv);
@@ -119,7 +95,7 @@ END_TEST
 
 /* blockIfQueueFull: the sender waits, at most sendTimeoutMs. */
 START_TEST(test_queue_full_blocks_until_timeout) {
-    pulsarc_client_t *c = slow_reconnect_client(NULL, NULL);
+    pulsarc_client_t *c = backoff_client("60000", NULL, NULL);
     const char *topic = pct_topic("queue-block");
     const char *kv[] = {"maxPendingMessages", "1", "blockIfQueueFull", "true",
                         "sendTimeoutMs", "400", "batchingEnabled", "false", NULL};
@@ -140,7 +116,7 @@ END_TEST
 
 /* memoryLimitBytes is client-wide: two producers share one budget. */
 START_TEST(test_memory_limit_fail_fast) {
-    pulsarc_client_t *c = slow_reconnect_client("memoryLimitBytes", "1000");
+    pulsarc_client_t *c = backoff_client("60000", "memoryLimitBytes", "1000");
     const char *t1 = pct_topic("mem-a"), *t2 = pct_topic("mem-b");
     const char *kv[] = {"batchingEnabled", "false", NULL};
     pulsarc_producer_t *p1 = stalled_producer(c, t1, kv), *p2 = stalled_producer(c, t2, kv);

@@ -19,29 +19,6 @@
 #include "client/producer/producer_int.h"
 #include "producer_util.h"
 
-static pulsarc_client_t *backoff_client(const char *backoff_ms, const char *k, const char *v) {
-    const char *kv[] = {"initialBackoffIntervalMs", backoff_ms, "maxBackoffIntervalMs", backoff_ms,
-                        k, v, NULL};
-    return pct_client_with(kv); /* a NULL k ends the list early */
-}
-
-static pulsarc_producer_t *stalled_producer(pulsarc_client_t *c, const char *topic,
-                                            const char *const *kv) {
-    pulsarc_producer_t *p = make_producer(c, topic, kv);
-    send_text(p, "before the stall");
-    unload_topic(topic);
-    return p;
-}
-
-static pulsarc_msg_t *msg_i(int i, size_t len) {
-    char v[16], *buf = calloc(1, len + 1);
-    pulsarc_msg_t *m = pulsarc_msg_new();
-    pulsarc_msg_set_payload(m, buf, len, PULSARC_MSG_F_FREE);
-    snprintf(v, sizeof v, "%d", i);
-    pulsarc_msg_set_property(m, "i", v);
-    return m;
-}
-
 /* A sender thread: one send_async, its return value kept. */
 typedef struct sender {
     pulsarc_producer_t *p;

@@ -139,6 +139,21 @@ static int line_length(pulsarc_consumer_t *c) {
 }
 
 /* Waits (bounded, polling) until c's line holds n receivers. */
+/* Each of the first n calls got message k for receive k, in that order. */
+static void assert_in_order(const seen_t *s, int n) {
+    for (int k = 0; k < n; k++) {
+        ck_assert_int_eq(s->err[k], PULSARC_OK);
+        ck_assert_int_eq(s->slot[k], k);
+        ck_assert_int_eq(s->index[k], k);
+    }
+}
+
+static void finish(pulsarc_consumer_t *cons, pulsarc_client_t *c, seen_t *s) {
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    seen_free(s);
+}
+
 static void await_line(pulsarc_consumer_t *c, int n) {
     for (int i = 0; i < HANG_MS / 5 && line_length(c) != n; i++)
         usleep(5000);
@@ -155,14 +170,8 @@ START_TEST(test_async_in_order) {
     for (int i = 0; i < 20; i++)
         ck_assert_int_eq(pulsarc_consumer_receive_async(cons, on_receive, &tickets[i]), PULSARC_OK);
     ck_assert_int_eq(await_calls(&s, 20), 20);
-    for (int k = 0; k < 20; k++) {
-        ck_assert_int_eq(s.err[k], PULSARC_OK);
-        ck_assert_int_eq(s.slot[k], k);
-        ck_assert_int_eq(s.index[k], k);
-    }
-    pulsarc_consumer_destroy(cons);
-    pulsarc_client_destroy(c);
-    seen_free(&s);
+    assert_in_order(&s, 20);
+    finish(cons, c, &s);
 }
 END_TEST
 
@@ -180,15 +189,9 @@ START_TEST(test_pending_complete_in_arrival_order) {
     ck_assert_int_eq(calls_now(&s), 0);
     pct_send_tagged(c, topic, "m", 10);
     ck_assert_int_eq(await_calls(&s, 10), 10);
-    for (int k = 0; k < 10; k++) {
-        ck_assert_int_eq(s.err[k], PULSARC_OK);
-        ck_assert_int_eq(s.slot[k], k); /* oldest receive first */
-        ck_assert_int_eq(s.index[k], k);
-    }
+    assert_in_order(&s, 10); /* oldest receive first */
     ck_assert_int_eq(line_length(cons), 0);
-    pulsarc_consumer_destroy(cons);
-    pulsarc_client_destroy(c);
-    seen_free(&s);
+    finish(cons, c, &s);
 }
 END_TEST
 
@@ -231,9 +234,7 @@ START_TEST(test_mixed_with_sync_receive) {
         ck_assert_int_eq(s.slot[k], k);
         ck_assert_int_eq(s.index[k], want_index[k]);
     }
-    pulsarc_consumer_destroy(cons);
-    pulsarc_client_destroy(c);
-    seen_free(&s);
+    finish(cons, c, &s);
 }
 END_TEST
 
@@ -281,14 +282,8 @@ START_TEST(test_receive_async_from_callback) {
     ck_assert_int_eq(pulsarc_consumer_receive_async(cons, on_receive, &tickets[0]), PULSARC_OK);
     pct_send_tagged(c, topic, "m", 30);
     ck_assert_int_eq(await_calls(&s, 30), 30);
-    for (int k = 0; k < 30; k++) {
-        ck_assert_int_eq(s.err[k], PULSARC_OK);
-        ck_assert_int_eq(s.slot[k], k);
-        ck_assert_int_eq(s.index[k], k);
-    }
-    pulsarc_consumer_destroy(cons);
-    pulsarc_client_destroy(c);
-    seen_free(&s);
+    assert_in_order(&s, 30);
+    finish(cons, c, &s);
 }
 END_TEST
 
@@ -322,9 +317,7 @@ START_TEST(test_zero_queue_asks_one_per_receive) {
     ck_assert_int_eq(await_calls(&s, 4), 4);
     ck_assert_int_eq(s.index[3], 4);
     ck_assert_uint_eq(pc_consumer_permits_sent(cons), 5);
-    pulsarc_consumer_destroy(cons);
-    pulsarc_client_destroy(c);
-    seen_free(&s);
+    finish(cons, c, &s);
 }
 END_TEST
 
@@ -359,9 +352,7 @@ START_TEST(test_multi_topic_serves_pending) {
     ck_assert_int_eq(pulsarc_consumer_stats(cons, &st), PULSARC_OK);
     ck_assert_uint_eq(st.delivered, 30);
     ck_assert_int_eq(line_length(cons), 0);
-    pulsarc_consumer_destroy(cons);
-    pulsarc_client_destroy(c);
-    seen_free(&s);
+    finish(cons, c, &s);
 }
 END_TEST
 
@@ -389,9 +380,7 @@ START_TEST(test_end_of_topic_completes_pending) {
     ck_assert_int_eq(pulsarc_consumer_receive_async(cons, on_receive, &tickets[4]), PULSARC_OK);
     ck_assert_int_eq(await_calls(&s, 5), 5);
     ck_assert_int_eq(s.err[4], PULSARC_ERR_END_OF_TOPIC);
-    pulsarc_consumer_destroy(cons);
-    pulsarc_client_destroy(c);
-    seen_free(&s);
+    finish(cons, c, &s);
 }
 END_TEST
 
