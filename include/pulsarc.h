@@ -507,7 +507,8 @@ typedef void (*pulsarc_flush_cb)(pulsarc_producer_t *producer, pulsarc_err_t err
  * Starts a flush and returns: open batches are sent now, and cb is called
  * exactly once when every message queued before the call has its outcome
  * (also when the producer closes meanwhile: close gives each pending send
- * its outcome). cb may be NULL. On an error return nothing started and cb
+ * its outcome). cb may be NULL. On an error return (PULSARC_ERR_CLOSED once
+ * the client is closed: nothing could call back) nothing started and cb
  * is not called. With the callback thread, pulsarc_producer_close (and
  * destroy) returns only after cb has run, as for send callbacks; in poll
  * mode or when closed from inside a callback, cb may run later and still

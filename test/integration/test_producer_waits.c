@@ -5,7 +5,8 @@
  * gives each of them CLOSED exactly once; flush_async calls back once,
  * after the callbacks of the messages sent before it (one topic and a
  * partitioned one, and at once on an idle producer), and close returns only
- * after the callback of a flush still waiting; and a close started
+ * after the callback of a flush still waiting; flush_async after the
+ * client closed is refused with CLOSED; and a close started
  * from inside a send callback finishes without deadlock.
  *
  * Sends are kept pending by unloading the topic while the client's
@@ -265,6 +266,27 @@ START_TEST(test_close_runs_flush_callback) {
 }
 END_TEST
 
+/* After the client closed, its callback queue is gone: flush_async refuses
+ * (CLOSED, cb never called) instead of promising a callback nothing could
+ * run, which destroy would then wait for. */
+START_TEST(test_flush_async_after_client_close) {
+    pulsarc_client_t *c = pct_client();
+    const char *kv[] = {"batchingEnabled", "false", NULL};
+    pulsarc_producer_t *p = make_producer(c, pct_topic("flush-after-client-close"), kv);
+    sent_log_t log;
+    sent_log_init(&log);
+    ck_assert_int_eq(pulsarc_producer_send_async(p, msg_i(0, 10), on_sent_cb, &log), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_client_close(c, -1), PULSARC_OK);
+    sent_log_wait(&log, 1); /* the close gave the send its outcome */
+    flush_seen_t f;
+    flush_seen_init(&f, &log);
+    ck_assert_int_eq(pulsarc_producer_flush_async(p, on_flushed, &f), PULSARC_ERR_CLOSED);
+    pulsarc_producer_destroy(p); /* waits for no flush callback */
+    ck_assert_int_eq(f.calls, 0);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 /* A send callback that closes its producer (there close only starts). */
 typedef struct closer {
     sent_log_t log;
@@ -313,6 +335,7 @@ static Suite *suite(void) {
     tcase_add_test(t, test_close_fails_memory_waiters);
     tcase_add_loop_test(t, test_flush_async_after_receipts, 0, 2);
     tcase_add_test(t, test_close_runs_flush_callback);
+    tcase_add_test(t, test_flush_async_after_client_close);
     tcase_add_test(t, test_close_from_send_callback);
     suite_add_tcase(s, t);
     return s;

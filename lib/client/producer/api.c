@@ -271,6 +271,11 @@ pulsarc_err_t pulsarc_producer_flush_async(pulsarc_producer_t *p, pulsarc_flush_
                                            void *opaque) {
     if (!p)
         return PULSARC_ERR_INVALID_ARG;
+    pthread_mutex_lock(&p->client->lock);
+    int client_closed = p->client->closed;
+    pthread_mutex_unlock(&p->client->lock);
+    if (client_closed) /* its callback queue is gone: cb could never run, and close would wait for it */
+        return PULSARC_ERR_CLOSED;
     flush_call_t *fc = calloc(1, sizeof *fc);
     if (!fc)
         return PULSARC_ERR_NOMEM;
