@@ -19,11 +19,14 @@
  * transaction) expressed as the same wait.
  *
  * How the producer and consumer map onto it:
- *   send receipt: one op per send; sync send waits on it, async send sets
- *     the application's callback with pc_op_call_back; the loop completes it
- *     from SEND_RECEIPT / SEND_ERROR / the send timeout, and close cancels
- *     what is still queued. The message id travels in the struct that
- *     embeds the op.
+ *   send receipt: sync send is one op on the sender's stack, completed by
+ *     the loop from SEND_RECEIPT / SEND_ERROR / the send timeout, or by close
+ *     for what is still queued; the message id travels beside it in the send
+ *     item. An async send's outcome takes the same completion path as an
+ *     op's callback form, the client's callback queue, but the send item
+ *     itself is what travels there: a receipt completes a chain of them with
+ *     one push, and an op per pending message would add a mutex, a condition
+ *     variable and its message buffer to each of maxPendingMessages items.
  *   receive: a receive (sync or receive_async, every consumer kind) that
  *     finds the queue empty is an op in the consumer's line of receivers;
  *     the io thread's append pops the oldest and hands it the message (in
@@ -50,7 +53,8 @@
  *     wait on the handle's close op, completed when the loop reached CLOSED;
  *     waiting for the last queued send callback is a line completed by it,
  *     and for the flush_async callbacks still out a countdown op (pc_op_add
- *     per flush, one part done per callback run).
+ *     per flush, one part done per callback run); a consumer's close waits
+ *     for its receive_async callbacks in a line the last one completes.
  *
  * Threads: any. The op lives where its owner puts it (a blocked caller's
  * stack is fine: the caller cannot return before the completion has let

@@ -77,6 +77,7 @@ struct pulsarc_consumer_s {
     pulsarc_msg_t *qhead, *qtail; /* each message's rx_owner is the single consumer that received it */
     pc_op_queue_t receivers;      /* receives waiting for a message, oldest first; only while qhead is NULL */
     int receive_callbacks;        /* receive_async outcomes queued and not yet called back */
+    pc_op_queue_t drain_line;     /* closers waiting for receive_callbacks to reach 0 */
     size_t qlen, qbytes;
     uint64_t rx_bytes;            /* payload bytes ever appended to the queue (metrics) */
     int listener_posted;

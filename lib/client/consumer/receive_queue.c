@@ -377,7 +377,7 @@ static void receive_async_done(pc_op_t *op, void *arg) {
     cb(c, err, err ? NULL : m, opaque);
     pthread_mutex_lock(&c->lock);
     if (--c->receive_callbacks == 0)
-        pthread_cond_broadcast(&c->cond);
+        pc_op_queue_fail_all(&c->drain_line, PULSARC_OK, NULL); /* wakes the closers waiting */
     pthread_mutex_unlock(&c->lock);
     pc_consumer_unref(c);
 }
@@ -435,8 +435,12 @@ void pc_queue_wait_callbacks(pulsarc_consumer_t *c) {
         return;
     pthread_mutex_lock(&c->lock);
     /* A receiver still in line has no callback queued yet (none after close completed them all). */
-    while (c->receive_callbacks > 0 && !c->receivers.head)
-        pc_loop_cond_wait(&c->cond, &c->lock);
+    while (c->receive_callbacks > 0 && !c->receivers.head) {
+        pc_op_t drained; /* completed by the callback that brings the count to 0 */
+        pc_op_init(&drained);
+        pc_op_queue_wait(&c->drain_line, &drained, &c->lock, NULL);
+        pc_op_destroy(&drained);
+    }
     pthread_mutex_unlock(&c->lock);
 }
 
