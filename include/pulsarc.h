@@ -443,7 +443,8 @@ PULSARC_API pulsarc_err_t pulsarc_client_step(pulsarc_client_t *client, int budg
  * fd turns readable (no timer pending), 0 when work is waiting, else the
  * milliseconds until the next timer is due (0 too while another thread is
  * inside a step: it never blocks). Meant for the stepping thread, between
- * steps. -1 when not in loop mode.
+ * steps. -1 when not in loop mode, and between pulsarc_client_close() and
+ * pulsarc_client_destroy() (the next step returns PULSARC_ERR_CLOSED).
  */
 PULSARC_API int pulsarc_client_next_timeout_ms(pulsarc_client_t *client);
 /**@}*/

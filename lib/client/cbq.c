@@ -7,6 +7,11 @@
  * client's fd readable through the wake hook). Items run without any library lock held, so a
  * callback may call any pulsarc function; close/destroy notice
  * pc_in_callback() and only mark, never wait on themselves.
+ *
+ * Shutdown (client close) stops the queue; its lock lives on until
+ * pc_cbq_free (client destroy), because the application may still ask
+ * pulsarc_client_next_timeout_ms, step or poll between the two: its own
+ * loop learns of the close only from the next step's CLOSED.
  */
 #include "client/cbq.h"
 
@@ -60,6 +65,7 @@ int pc_cbq_init(pc_cbq_t *q, int own_thread) {
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->cond, &a);
     pthread_condattr_destroy(&a);
+    q->inited = 1;
     q->head = q->tail = NULL;
     q->stopping = 0;
     q->running = 0;
@@ -126,8 +132,14 @@ void pc_cbq_shutdown(pc_cbq_t *q) {
         pthread_join(q->thread, NULL);
     else
         pc_cbq_poll(q, 0); /* poll mode: outcomes still owed run here */
+}
+
+void pc_cbq_free(pc_cbq_t *q) {
+    if (!q->inited)
+        return;
     pthread_mutex_destroy(&q->lock);
     pthread_cond_destroy(&q->cond);
+    q->inited = 0;
 }
 
 void pc_deadline(struct timespec *ts, int timeout_ms) {

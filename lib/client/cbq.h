@@ -16,6 +16,7 @@ typedef struct pc_cbq {
     int stopping;
     pthread_t thread;
     int running;     /* callbacks being run right now */
+    int inited;      /* lock and cond exist: pc_cbq_init ran, pc_cbq_free not yet */
     /* threadingMode=loop: called (no lock held) when a push finds the queue
      * empty, so the client's fd turns readable; NULL otherwise */
     void (*wake)(void *arg);
@@ -31,8 +32,11 @@ void pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last);
 int pc_cbq_poll(pc_cbq_t *q, int timeout_ms);
 /* 1 if callbacks are queued. Any thread. */
 int pc_cbq_pending(pc_cbq_t *q);
-/* Drains everything, stops the thread. Not from a callback. */
+/* Drains everything, stops the thread. Not from a callback. The queue stays
+ * usable (pending, poll: nothing to run) until pc_cbq_free. */
 void pc_cbq_shutdown(pc_cbq_t *q);
+/* Frees the lock and condition; a queue never initialised (zeroed) is fine. */
+void pc_cbq_free(pc_cbq_t *q);
 /* 1 while the calling thread is inside a callback run by any queue. */
 int pc_in_callback(void);
 /* Absolute deadline on CLOCK_MONOTONIC in ms from now (<0: forever), for timed waits. */

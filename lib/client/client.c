@@ -113,6 +113,7 @@ static void client_free(pulsarc_client_t *c) {
     pc_conn_opts_security_free(&c->conn_opts); /* after the pool: connections use them */
     pulsarc_conf_destroy(c->conf);
     pc_memlimit_destroy(&c->memlimit);
+    pc_cbq_free(&c->cbq); /* close only stopped it: the stepping calls read it until now */
     pthread_mutex_destroy(&c->lock);
     free(c);
 }

@@ -5,7 +5,9 @@
  * an error naming the misuse; the options loop mode cannot serve are
  * refused at client creation (a table view at its creation); a synchronous call made while nobody steps
  * runs the loop itself to its outcome, and the client never starts a
- * thread.
+ * thread; between close and destroy the stepping calls stay usable (an
+ * application's loop may look once more before it sees CLOSED), as does
+ * a poll-mode client's pulsarc_client_poll.
  */
 #include <dirent.h>
 #include <poll.h>
@@ -178,6 +180,41 @@ START_TEST(test_sync_call_runs_the_loop_itself_without_threads) {
 }
 END_TEST
 
+/*
+ * Close returns while the application's loop may still be about to ask
+ * next_timeout_ms or step once more (it learns of the close from step's
+ * CLOSED). Those calls read the callback queue: it must outlive close
+ * until destroy. Under ThreadSanitizer a queue torn down by close shows
+ * as "use of an invalid mutex" here, deterministically.
+ */
+START_TEST(test_step_calls_after_close_until_destroy) {
+    char err[512];
+    pulsarc_err_t rc;
+    pulsarc_client_t *c = loop_client("pulsar://127.0.0.1:1", NULL, err, sizeof err, &rc);
+    ck_assert_msg(c != NULL, "%s", err);
+    ck_assert_int_eq(pulsarc_client_close(c, -1), PULSARC_OK);
+    /* A closed client has no timer and no work left: -1, as with nothing pending. */
+    ck_assert_int_eq(pulsarc_client_next_timeout_ms(c), -1);
+    ck_assert_int_eq(pulsarc_client_step(c, 0, err, sizeof err), PULSARC_ERR_CLOSED);
+    ck_assert_int_eq(pulsarc_client_next_timeout_ms(c), -1);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+/* The same for a poll-mode client: pulsarc_client_poll after close runs nothing and returns. */
+START_TEST(test_poll_after_close_until_destroy) {
+    pulsarc_conf_t *conf = pulsarc_conf_new();
+    pulsarc_conf_set(conf, "serviceUrl", "pulsar://127.0.0.1:1", NULL, 0);
+    ck_assert_int_eq(pulsarc_conf_set(conf, "callbackMode", "poll", NULL, 0), PULSARC_OK);
+    pulsarc_client_t *c = NULL;
+    ck_assert_int_eq(pulsarc_client_new(conf, &c, NULL, 0), PULSARC_OK);
+    pulsarc_conf_destroy(conf);
+    ck_assert_int_eq(pulsarc_client_close(c, -1), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_client_poll(c, 0), 0);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("loop-mode");
     TCase *tc = tcase_create("core");
@@ -187,6 +224,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_threaded_client_has_no_step);
     tcase_add_test(tc, test_step_from_two_threads_is_refused);
     tcase_add_test(tc, test_sync_call_runs_the_loop_itself_without_threads);
+    tcase_add_test(tc, test_step_calls_after_close_until_destroy);
+    tcase_add_test(tc, test_poll_after_close_until_destroy);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -101,6 +101,7 @@ START_TEST(test_callback_through_queue) {
     ck_assert_int_eq(s.calls, 1);
     ck_assert_int_eq(s.err, PULSARC_ERR_BROKER_TXN_CONFLICT);
     pc_cbq_shutdown(&q);
+    pc_cbq_free(&q);
     pc_op_destroy(&op);
 }
 END_TEST
