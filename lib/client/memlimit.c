@@ -35,27 +35,15 @@ static int fits(const pc_memlimit_t *m, int64_t n) {
 }
 
 /*
- * Under lock: pops the head waiters whose bytes now fit, reserving for each,
- * and chains them on qnext for completion after the lock is let go. Stops at
+ * Under lock: pops the head waiters whose bytes now fit into given,
+ * reserving for each, to be completed after the lock is let go. Stops at
  * the first that does not fit (strict FIFO).
  */
-static pc_op_t *hand_over(pc_memlimit_t *m) {
-    pc_op_t *ready = NULL, **tail = &ready;
+static void hand_over(pc_memlimit_t *m, pc_op_queue_t *given) {
     while (m->line.head && fits(m, WAITER_OF(m->line.head)->n)) {
         pc_op_t *op = pc_op_queue_pop(&m->line);
         m->used += WAITER_OF(op)->n;
-        *tail = op;
-        tail = &op->qnext;
-    }
-    return ready;
-}
-
-static void complete_chain(pc_op_t *op, pulsarc_err_t err, const char *msg) {
-    while (op) {
-        pc_op_t *next = op->qnext;
-        op->qnext = NULL;
-        pc_op_done(op, err, msg); /* the waiter may return (and its op go) from here */
-        op = next;
+        pc_op_queue_push(given, op);
     }
 }
 
@@ -90,9 +78,11 @@ pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, const ato
     else
         err = wait_in_line(m, owner, n, timeout_ms);
     /* A waiter that timed out at the head may have held back those behind it. */
-    pc_op_t *ready = err ? hand_over(m) : NULL;
+    pc_op_queue_t ready = {NULL, NULL};
+    if (err)
+        hand_over(m, &ready);
     pthread_mutex_unlock(&m->lock);
-    complete_chain(ready, PULSARC_OK, NULL);
+    pc_op_queue_complete_all(&ready, PULSARC_OK, NULL);
     return err;
 }
 
@@ -101,26 +91,26 @@ void pc_memlimit_release(pc_memlimit_t *m, int64_t n) {
         return;
     pthread_mutex_lock(&m->lock);
     m->used -= n;
-    pc_op_t *ready = hand_over(m);
+    pc_op_queue_t ready = {NULL, NULL};
+    hand_over(m, &ready);
     pthread_mutex_unlock(&m->lock);
-    complete_chain(ready, PULSARC_OK, NULL);
+    pc_op_queue_complete_all(&ready, PULSARC_OK, NULL);
 }
 
 void pc_memlimit_cancel(pc_memlimit_t *m, const void *owner, pulsarc_err_t err, const char *msg) {
-    pc_op_t *gone = NULL, **tail = &gone;
+    pc_op_queue_t gone = {NULL, NULL}, ready = {NULL, NULL};
     pthread_mutex_lock(&m->lock);
     for (pc_op_t *op = m->line.head, *next; op; op = next) {
         next = op->qnext;
         if (WAITER_OF(op)->owner != owner)
             continue;
         pc_op_queue_remove(&m->line, op);
-        *tail = op;
-        tail = &op->qnext;
+        pc_op_queue_push(&gone, op);
     }
-    pc_op_t *ready = hand_over(m); /* a cancelled head may have held others back */
+    hand_over(m, &ready); /* a cancelled head may have held others back */
     pthread_mutex_unlock(&m->lock);
-    complete_chain(gone, err, msg);
-    complete_chain(ready, PULSARC_OK, NULL);
+    pc_op_queue_complete_all(&gone, err, msg);
+    pc_op_queue_complete_all(&ready, PULSARC_OK, NULL);
 }
 
 int64_t pc_memlimit_used(pc_memlimit_t *m) {

@@ -161,7 +161,7 @@ int pc_op_queue_remove(pc_op_queue_t *q, pc_op_t *op) {
     return 0;
 }
 
-void pc_op_queue_fail_all(pc_op_queue_t *q, pulsarc_err_t err, const char *msg) {
+void pc_op_queue_complete_all(pc_op_queue_t *q, pulsarc_err_t err, const char *msg) {
     pc_op_t *op;
     while ((op = pc_op_queue_pop(q)) != NULL)
         pc_op_done(op, err, msg);

@@ -122,7 +122,7 @@ pulsarc_err_t pc_op_result(pc_op_t *op, char *errstr, size_t errlen);
  * and hands it over. The queue belongs to its owner and is touched only
  * under the owner's lock; an op's own lock is taken only to complete it.
  * The giver pops an op under the owner's lock and may complete it after
- * letting go of that lock. Cancel on close is pc_op_queue_fail_all.
+ * letting go of that lock. Cancel on close is pc_op_queue_complete_all.
  */
 typedef struct pc_op_queue {
     pc_op_t *head, *tail;
@@ -133,8 +133,13 @@ void pc_op_queue_push(pc_op_queue_t *q, pc_op_t *op);
 pc_op_t *pc_op_queue_pop(pc_op_queue_t *q);
 /* 1 when op was queued and is now taken off; 0 when a giver already popped it. */
 int pc_op_queue_remove(pc_op_queue_t *q, pc_op_t *op);
-/* Pops every op and completes each with err (msg may be NULL). */
-void pc_op_queue_fail_all(pc_op_queue_t *q, pulsarc_err_t err, const char *msg);
+/*
+ * Pops every op and completes each with err (msg may be NULL): cancel on
+ * close with CLOSED, or, with PULSARC_OK, the hand-over's second half: a
+ * giver pops waiters into a local queue under the owner's lock, reserving
+ * for each, and completes that queue after letting go of the lock.
+ */
+void pc_op_queue_complete_all(pc_op_queue_t *q, pulsarc_err_t err, const char *msg);
 
 /*
  * The one way to wait in line: queues op on q, lets go of *lock while it

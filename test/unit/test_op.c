@@ -123,7 +123,7 @@ START_TEST(test_queue_order_and_remove) {
     ck_assert_ptr_null(q.tail);
     pc_op_queue_push(&q, &b);
     pc_op_queue_push(&q, &c);
-    pc_op_queue_fail_all(&q, PULSARC_ERR_CLOSED, "closing");
+    pc_op_queue_complete_all(&q, PULSARC_ERR_CLOSED, "closing");
     ck_assert_ptr_null(q.head);
     char msg[32];
     ck_assert_int_eq(pc_op_wait(&b, msg, sizeof msg), PULSARC_ERR_CLOSED);

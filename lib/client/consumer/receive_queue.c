@@ -89,13 +89,6 @@ static void hand_over_locked(pulsarc_consumer_t *q, pc_op_queue_t *given, pulsar
     }
 }
 
-/* Completes what hand_over_locked gave (no lock): the last touch of each op. */
-static void complete_given(pc_op_queue_t *given) {
-    pc_op_t *op;
-    while ((op = pc_op_queue_pop(given)) != NULL)
-        pc_op_done(op, PULSARC_OK, NULL);
-}
-
 int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *last, size_t n) {
     size_t bytes = 0;
     for (pulsarc_msg_t *m = first; m; m = m->next)
@@ -127,7 +120,7 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
     if (listen)
         q->listener_posted = 1;
     pthread_mutex_unlock(&q->lock);
-    complete_given(&given);
+    pc_op_queue_complete_all(&given, PULSARC_OK, NULL); /* no lock: the last touch of each op */
     if (flow)
         post_flow(flow);
     return listen;
@@ -258,9 +251,9 @@ void pc_queue_wake_locked(pulsarc_consumer_t *c) {
     if (c->qhead)
         return; /* receivers wait only on an empty queue */
     if (c->closing)
-        pc_op_queue_fail_all(&c->receivers, PULSARC_ERR_CLOSED, "consumer closed");
+        pc_op_queue_complete_all(&c->receivers, PULSARC_ERR_CLOSED, "consumer closed");
     else if (c->end_of_topic)
-        pc_op_queue_fail_all(&c->receivers, PULSARC_ERR_END_OF_TOPIC,
+        pc_op_queue_complete_all(&c->receivers, PULSARC_ERR_END_OF_TOPIC,
                              "the topic was terminated and every message received");
 }
 
@@ -377,7 +370,7 @@ static void receive_async_done(pc_op_t *op, void *arg) {
     cb(c, err, err ? NULL : m, opaque);
     pthread_mutex_lock(&c->lock);
     if (--c->receive_callbacks == 0)
-        pc_op_queue_fail_all(&c->drain_line, PULSARC_OK, NULL); /* wakes the closers waiting */
+        pc_op_queue_complete_all(&c->drain_line, PULSARC_OK, NULL); /* wakes the closers waiting */
     pthread_mutex_unlock(&c->lock);
     pc_consumer_unref(c);
 }

@@ -173,7 +173,7 @@ static void run_send_result(pc_cb_item_t *ci) {
     pc_item_put(it);
     if (atomic_fetch_sub(&p->callbacks_queued, 1) == 1) {
         pthread_mutex_lock(&p->lock); /* a close may wait for its last callback */
-        pc_op_queue_fail_all(&p->drain_line, PULSARC_OK, NULL);
+        pc_op_queue_complete_all(&p->drain_line, PULSARC_OK, NULL);
         pthread_mutex_unlock(&p->lock);
     }
     tp_unref(p);
@@ -204,33 +204,20 @@ static int slot_wake_mark(const pc_topic_producer_t *p) {
     return p->cfg.max_pending - (quarter > 0 ? quarter : 1);
 }
 
-/* Completes a chain of ops linked by qnext (after the owner's lock is let go). */
-static void complete_chain(pc_op_t *op, pulsarc_err_t err) {
-    while (op) {
-        pc_op_t *next = op->qnext;
-        op->qnext = NULL;
-        pc_op_done(op, err, NULL); /* its waiter may return from here */
-        op = next;
-    }
-}
-
 /*
  * Under lock: hands free slots to the senders in line, oldest first, one
- * slot each, counting them in flight for them. Returns the ops to complete
- * (chained on qnext). `force` skips the wake mark (a slot given back).
+ * slot each, counting them in flight for them; their ops go to given, to be
+ * completed after the lock. `force` skips the wake mark (a slot given back).
  */
-static pc_op_t *hand_slots(pc_topic_producer_t *p, int force) {
-    pc_op_t *ready = NULL, **tail = &ready;
+static void hand_slots(pc_topic_producer_t *p, int force, pc_op_queue_t *given) {
     if (!p->slot_line.head || (!force && p->inflight > slot_wake_mark(p)))
-        return NULL;
+        return;
     while (p->slot_line.head && p->inflight < p->cfg.max_pending) {
         pc_op_t *op = pc_op_queue_pop(&p->slot_line);
         p->inflight++;
         p->enqueued++;
-        *tail = op;
-        tail = &op->qnext;
+        pc_op_queue_push(given, op);
     }
-    return ready;
 }
 
 /* Under lock: pops the flushes that `completed` has caught up with. */
@@ -279,11 +266,12 @@ static pc_op_t *release_slots(pc_topic_producer_t *p, const send_item_t *items, 
     p->inflight -= n;
     p->completed += (uint64_t)n;
     atomic_fetch_add(&p->callbacks_queued, callbacks);
-    pc_op_t *slots = hand_slots(p, 0);
+    pc_op_queue_t slots = {NULL, NULL};
+    hand_slots(p, 0, &slots);
     pc_op_t *flushes = due_flushes(p);
     pthread_mutex_unlock(&p->lock);
     pc_memlimit_release(&p->base.client->memlimit, mem);
-    complete_chain(slots, PULSARC_OK);
+    pc_op_queue_complete_all(&slots, PULSARC_OK, NULL);
     return flushes;
 }
 
@@ -862,7 +850,7 @@ static int post_close(pc_topic_producer_t *p) {
     int first = !p->close_posted;
     p->close_posted = 1;
     p->closing = 1;
-    pc_op_queue_fail_all(&p->slot_line, PULSARC_ERR_CLOSED, "producer closed");
+    pc_op_queue_complete_all(&p->slot_line, PULSARC_ERR_CLOSED, "producer closed");
     pthread_mutex_unlock(&p->lock);
     if (!first)
         return 1;
@@ -1053,11 +1041,11 @@ static pulsarc_err_t wait_for_slot(pc_topic_producer_t *p) {
 }
 
 /* Under lock: a slot taken but not used goes back; it counts as completed,
- * since a flush may already wait for it. Returns senders to wake. */
-static pc_op_t *give_back_slot(pc_topic_producer_t *p) {
+ * since a flush may already wait for it. Senders to wake go to wake. */
+static void give_back_slot(pc_topic_producer_t *p, pc_op_queue_t *wake) {
     p->inflight--;
     p->completed++;
-    return hand_slots(p, 1);
+    hand_slots(p, 1, wake);
 }
 
 /*
@@ -1066,7 +1054,8 @@ static pc_op_t *give_back_slot(pc_topic_producer_t *p) {
  * free (it is theirs, on its way).
  */
 static pulsarc_err_t acquire_slot(pc_topic_producer_t *p) {
-    pc_op_t *wake = NULL, *flushes = NULL;
+    pc_op_queue_t wake = {NULL, NULL};
+    pc_op_t *flushes = NULL;
     pthread_mutex_lock(&p->lock);
     pulsarc_err_t err = PULSARC_OK;
     if (p->closing) {
@@ -1077,12 +1066,12 @@ static pulsarc_err_t acquire_slot(pc_topic_producer_t *p) {
     } else if (!p->cfg.block_if_full) {
         err = PULSARC_ERR_QUEUE_FULL;
     } else if (!(err = wait_for_slot(p)) && p->closing) {
-        wake = give_back_slot(p); /* handed over just as close began */
+        give_back_slot(p, &wake); /* handed over just as close began */
         flushes = due_flushes(p);
         err = PULSARC_ERR_CLOSED;
     }
     pthread_mutex_unlock(&p->lock);
-    complete_chain(wake, PULSARC_OK);
+    pc_op_queue_complete_all(&wake, PULSARC_OK, NULL);
     complete_flushes(flushes);
     return err;
 }
@@ -1091,10 +1080,11 @@ static void unreserve(pc_topic_producer_t *p, send_item_t *it) {
     pc_memlimit_release(&p->base.client->memlimit, it->mem);
     it->mem = 0;
     pthread_mutex_lock(&p->lock);
-    pc_op_t *wake = give_back_slot(p);
+    pc_op_queue_t wake = {NULL, NULL};
+    give_back_slot(p, &wake);
     pc_op_t *flushes = due_flushes(p);
     pthread_mutex_unlock(&p->lock);
-    complete_chain(wake, PULSARC_OK);
+    pc_op_queue_complete_all(&wake, PULSARC_OK, NULL);
     complete_flushes(flushes);
 }
 
