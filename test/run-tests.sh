@@ -10,7 +10,10 @@ for bin in "$@"; do
   echo "=== $(basename "$bin")"
   log=$(mktemp)
   if [ "${VALGRIND:-0}" = 1 ]; then
-    CK_FORK=no valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+    # valgrind runs one thread at a time; without --fair-sched a thread that
+    # takes a lock in a loop (a metrics scraper) can keep the event-loop
+    # thread from running for seconds and time out a connect.
+    CK_FORK=no valgrind -q --fair-sched=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
       "$bin" 2>&1 | tee "$log"
   else
     "$bin" 2>&1 | tee "$log"
