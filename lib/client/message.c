@@ -15,6 +15,11 @@
 #include "client/rxpool.h"
 #include "core/base64.h"
 
+/* A received view's shared fields are its entry's (see message.h). */
+static inline const pc_msg_shared_t *shared_of(const pulsarc_msg_t *m) {
+    return m->entry ? &m->entry->shared : &m->own;
+}
+
 pulsarc_msg_t *pulsarc_msg_new(void) {
     pulsarc_msg_t *m = calloc(1, sizeof *m);
     if (m) {
@@ -47,8 +52,8 @@ static __attribute__((noinline)) void destroy_owned(pulsarc_msg_t *m) {
         free(m->props[i].value);
     }
     free(m->props);
-    free(m->producer_name);
-    free(m->topic);
+    free(m->own.producer_name);
+    free(m->own.topic);
     free(m);
 }
 
@@ -217,9 +222,10 @@ const void *pulsarc_msg_key_bytes(const pulsarc_msg_t *m, size_t *len) {
 }
 
 const void *pulsarc_msg_schema_version(const pulsarc_msg_t *m, size_t *len) {
+    const pc_msg_shared_t *s = m ? shared_of(m) : NULL;
     if (len)
-        *len = m && m->schema_version ? m->schema_version_len : 0;
-    return m ? m->schema_version : NULL;
+        *len = s && s->schema_version ? s->schema_version_len : 0;
+    return s ? s->schema_version : NULL;
 }
 
 const void *pulsarc_msg_ordering_key(const pulsarc_msg_t *m, size_t *len) {
@@ -303,12 +309,16 @@ pulsarc_err_t pulsarc_msg_set_sequence_id(pulsarc_msg_t *m, int64_t seq) {
 const void *pulsarc_msg_payload(const pulsarc_msg_t *m) { return m ? m->data : NULL; }
 size_t pulsarc_msg_len(const pulsarc_msg_t *m) { return m ? m->len : 0; }
 const char *pulsarc_msg_key(const pulsarc_msg_t *m) { return m ? m->key : NULL; }
-uint64_t pulsarc_msg_publish_time(const pulsarc_msg_t *m) { return m ? m->publish_time : 0; }
+uint64_t pulsarc_msg_publish_time(const pulsarc_msg_t *m) { return m ? shared_of(m)->publish_time : 0; }
 uint64_t pulsarc_msg_event_time(const pulsarc_msg_t *m) { return m ? m->event_time : 0; }
 int64_t pulsarc_msg_sequence_id(const pulsarc_msg_t *m) { return m ? m->seq : -1; }
-uint32_t pulsarc_msg_redelivery_count(const pulsarc_msg_t *m) { return m ? m->redelivery_count : 0; }
-const char *pulsarc_msg_producer_name(const pulsarc_msg_t *m) { return m ? m->producer_name : NULL; }
-const char *pulsarc_msg_topic(const pulsarc_msg_t *m) { return m ? m->topic : NULL; }
+uint32_t pulsarc_msg_redelivery_count(const pulsarc_msg_t *m) {
+    return m ? shared_of(m)->redelivery_count : 0;
+}
+const char *pulsarc_msg_producer_name(const pulsarc_msg_t *m) {
+    return m ? shared_of(m)->producer_name : NULL;
+}
+const char *pulsarc_msg_topic(const pulsarc_msg_t *m) { return m ? shared_of(m)->topic : NULL; }
 size_t pulsarc_msg_property_count(const pulsarc_msg_t *m) { return m ? m->nprops : 0; }
 
 pulsarc_msgid_t pulsarc_msg_id(const pulsarc_msg_t *m) {
@@ -338,9 +348,10 @@ pulsarc_err_t pulsarc_msg_property_at(const pulsarc_msg_t *m, size_t i, const ch
 /* ---------- standalone copies ---------- */
 
 static pulsarc_err_t clone_strings(pulsarc_msg_t *d, const pulsarc_msg_t *s) {
+    const pc_msg_shared_t *sh = shared_of(s);
     if ((s->key && !(d->key = strdup(s->key))) ||
-        (s->producer_name && !(d->producer_name = strdup(s->producer_name))) ||
-        (s->topic && !(d->topic = strdup(s->topic))))
+        (sh->producer_name && !(d->own.producer_name = strdup(sh->producer_name))) ||
+        (sh->topic && !(d->own.topic = strdup(sh->topic))))
         return PULSARC_ERR_NOMEM;
     if (s->repl_clusters) {
         size_t n = 0;
@@ -376,11 +387,11 @@ pulsarc_msg_t *pulsarc_msg_clone(const pulsarc_msg_t *s) {
     d->null_value = s->null_value;
     d->undecrypted = s->undecrypted;
     d->event_time = s->event_time;
-    d->publish_time = s->publish_time;
+    d->own.publish_time = shared_of(s)->publish_time;
     d->seq = s->seq;
     d->has_seq = s->has_seq;
     d->id = s->id;
-    d->redelivery_count = s->redelivery_count;
+    d->own.redelivery_count = shared_of(s)->redelivery_count;
     d->rx_owner = s->rx_owner; /* compared, never followed: routes acks of the copy */
     if (clone_strings(d, s) || clone_bytes(d, s)) {
         pulsarc_msg_destroy(d);

@@ -26,6 +26,7 @@ typedef struct pc_entry {
                         head when data is the adopted frame (pc_frame_adopt) */
     pc_arena_t arena;
     pulsarc_msg_t *msgs; /* the views, reserved before the first is made */
+    pc_msg_shared_t shared; /* what all its views share, set before the first */
     size_t nmsgs, capmsgs;
 } pc_entry_t;
 

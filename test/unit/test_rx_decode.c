@@ -3,7 +3,8 @@
  * built with protobuf-c: plain records (the per-message fast path), records
  * with keys, properties and flags (the general path) mixed with plain ones,
  * ack_set and start-position filtering, compacted records, truncated or
- * lying batches, and an unbatched entry. Every message is read through the public getters and
+ * lying batches, recycled slots, the entry's shared fields (outliving the
+ * consumer's pool), and an unbatched entry. Every message is read through the public getters and
  * destroyed, so ASan and valgrind see the entry's references balance.
  */
 #include <stdio.h>
@@ -63,13 +64,25 @@ static pc_rxpool_t *pool(void) {
     return p;
 }
 
+/* What the entry's metadata and command say beyond the defaults. */
+typedef struct entry_extra {
+    const char *schema_version; /* NULL: none */
+    uint32_t redelivery_count;  /* 0: not sent */
+} entry_extra_t;
+
 /*
- * Decodes a batch entry claiming `claimed` messages over payload, with
- * ack_set words (n_ack of them) and an optional start position.
+ * Decodes into p a batch entry claiming `claimed` messages over payload,
+ * with ack_set words (n_ack of them), an optional start position and x.
  */
-static void decode(const pc_buf_t *payload, int claimed, const int64_t *ack, size_t n_ack,
-                   const pulsarc_msgid_t *skip_upto, pc_rx_result_t *r) {
+static void decode_in(pc_rxpool_t *p, const pc_buf_t *payload, int claimed, const int64_t *ack,
+                      size_t n_ack, const pulsarc_msgid_t *skip_upto, const entry_extra_t *x,
+                      pc_rx_result_t *r) {
     Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    if (x->schema_version) {
+        md.has_schema_version = 1;
+        md.schema_version.data = (uint8_t *)x->schema_version;
+        md.schema_version.len = strlen(x->schema_version);
+    }
     md.producer_name = "p";
     md.sequence_id = 100;
     md.publish_time = 1700000000000ull;
@@ -84,13 +97,21 @@ static void decode(const pc_buf_t *payload, int claimed, const int64_t *ack, siz
     cm.message_id = &mid;
     cm.n_ack_set = n_ack;
     cm.ack_set = (int64_t *)ack;
+    cm.has_redelivery_count = x->redelivery_count != 0;
+    cm.redelivery_count = x->redelivery_count;
     pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__MESSAGE;
     cmd.message = &cm;
     pc_frame_t f = {.cmd = &cmd, .has_payload = 1, .checksum_ok = 1, .meta = meta,
                     .meta_len = meta_len, .payload = payload->data, .payload_len = payload->len};
     pc_rx_opts_t o = {.partition = 3, .skip_upto = skip_upto};
-    pc_rx_decode(pool(), &f, &o, r);
+    pc_rx_decode(p, &f, &o, r);
+}
+
+static void decode(const pc_buf_t *payload, int claimed, const int64_t *ack, size_t n_ack,
+                   const pulsarc_msgid_t *skip_upto, pc_rx_result_t *r) {
+    const entry_extra_t none = {NULL, 0};
+    decode_in(pool(), payload, claimed, ack, n_ack, skip_upto, &none, r);
 }
 
 /*
@@ -295,6 +316,89 @@ START_TEST(test_truncated_and_lying_batches) {
 }
 END_TEST
 
+/*
+ * A view's slot is reused when its entry is: a plain record decoded into
+ * a slot that held a key and properties has none, nor any other field a
+ * record may set.
+ */
+START_TEST(test_recycled_slots_start_clean) {
+    rec_t rich[] = {{"keyed", 2, "k1", "color", 7, 0}, {"props", 4, "k2", "size", 99, 0},
+                    {"more", 5, "k3", "shape", 1, 0}};
+    pc_buf_t b = batch(rich, 3);
+    pc_rx_result_t r;
+    decode(&b, 3, NULL, 0, NULL, &r);
+    ck_assert_uint_eq(r.n, 3);
+    uintptr_t first_slot = (uintptr_t)r.first;
+    finish(&r, &b);
+    rec_t plain[] = {{"a", 1, 0, 0, 0, 0}, {"b", -1, 0, 0, 0, 0}, {"c", 3, 0, 0, 0, 0}};
+    b = batch(plain, 3);
+    decode(&b, 3, NULL, 0, NULL, &r);
+    ck_assert_uint_eq(r.n, 3);
+    ck_assert_msg((uintptr_t)r.first == first_slot, "the entry was not recycled: nothing reused");
+    for (int i = 0; i < 3; i++) {
+        const pulsarc_msg_t *m = nth(&r, (size_t)i);
+        expect_msg(&r, (size_t)i, plain, i, 3);
+        size_t len = 1;
+        ck_assert_ptr_null(pulsarc_msg_key_bytes(m, &len));
+        ck_assert_uint_eq(len, 0);
+        len = 1;
+        ck_assert_ptr_null(pulsarc_msg_ordering_key(m, &len));
+        ck_assert_uint_eq(len, 0);
+        ck_assert_ptr_null(pulsarc_msg_property(m, "color"));
+        ck_assert_int_eq(pulsarc_msg_is_null_value(m), 0);
+        ck_assert_int_eq(pulsarc_msg_is_encrypted(m), 0);
+        ck_assert_uint_eq(pulsarc_msg_deliver_at(m), 0);
+        ck_assert_uint_eq(pulsarc_msg_redelivery_count(m), 0);
+        ck_assert_ptr_null(pulsarc_msg_schema_version(m, &len));
+        ck_assert_uint_eq(len, 0);
+    }
+    finish(&r, &b);
+}
+END_TEST
+
+/*
+ * What a batch's messages share is read from their entry: it is there for
+ * each of them, stays readable after the consumer let go of its pool (the
+ * messages keep the pool), and a clone carries its own copy past them.
+ */
+START_TEST(test_shared_fields_outlive_consumer) {
+    pc_rxpool_t *p = pc_rxpool_new("persistent://public/default/kept", (size_t)1 << 20, 10);
+    ck_assert_ptr_nonnull(p);
+    rec_t recs[] = {{"one", 1, 0, 0, 0, 0}, {"two", 2, "k", 0, 0, 0}, {"three", 3, 0, 0, 0, 0}};
+    pc_buf_t b = batch(recs, 3);
+    pc_rx_result_t r;
+    const entry_extra_t x = {"\x01schema-v7", 4};
+    decode_in(p, &b, 3, NULL, 0, NULL, &x, &r);
+    pc_buf_free(&b);
+    pc_rxpool_release(p); /* the consumer closed */
+    ck_assert_int_eq(r.validation_error, -1);
+    ck_assert_uint_eq(r.n, 3);
+    for (int i = 0; i < 3; i++) {
+        const pulsarc_msg_t *m = nth(&r, (size_t)i);
+        ck_assert_str_eq(pulsarc_msg_topic(m), "persistent://public/default/kept");
+        ck_assert_str_eq(pulsarc_msg_producer_name(m), "p");
+        ck_assert_uint_eq(pulsarc_msg_publish_time(m), 1700000000000ull);
+        ck_assert_uint_eq(pulsarc_msg_redelivery_count(m), 4);
+        size_t len = 0;
+        const void *sv = pulsarc_msg_schema_version(m, &len);
+        ck_assert_uint_eq(len, strlen(x.schema_version));
+        ck_assert(memcmp(sv, x.schema_version, len) == 0);
+        ck_assert_int_eq(pulsarc_msg_sequence_id(m), recs[i].seq);
+    }
+    pulsarc_msg_t *copy = pulsarc_msg_clone(nth(&r, 1));
+    ck_assert_ptr_nonnull(copy);
+    pc_rx_result_discard(&r); /* the last views: entry and pool go */
+    ck_assert_str_eq(pulsarc_msg_topic(copy), "persistent://public/default/kept");
+    ck_assert_str_eq(pulsarc_msg_producer_name(copy), "p");
+    ck_assert_uint_eq(pulsarc_msg_publish_time(copy), 1700000000000ull);
+    ck_assert_uint_eq(pulsarc_msg_redelivery_count(copy), 4);
+    ck_assert_str_eq(pulsarc_msg_key(copy), "k");
+    ck_assert_int_eq(pulsarc_msg_id(copy).batch_index, 1);
+    ck_assert(memcmp(pulsarc_msg_payload(copy), "two", 3) == 0);
+    pulsarc_msg_destroy(copy);
+}
+END_TEST
+
 /* An unbatched entry: the message is built in its slot from MessageMetadata. */
 START_TEST(test_single_entry) {
     Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
@@ -437,6 +541,8 @@ static Suite *rx_decode_suite(void) {
     tcase_add_test(tc, test_mixed_records);
     tcase_add_test(tc, test_filters);
     tcase_add_test(tc, test_truncated_and_lying_batches);
+    tcase_add_test(tc, test_recycled_slots_start_clean);
+    tcase_add_test(tc, test_shared_fields_outlive_consumer);
     tcase_add_test(tc, test_single_entry);
     tcase_add_test(tc, test_adopted_frame);
     tcase_add_test(tc, test_adoption_refused_copies);

@@ -997,9 +997,9 @@ START_TEST(metadata_read_and_write) {
     ck_assert_str_eq(pulsarc_msg_property(m, "k1"), "v1");
     ck_assert_int_eq(pulsarc_msg_event_time(m), 1234);
     /* as if received */
-    m->topic = strdup("persistent://public/default/t-partition-1");
-    m->producer_name = strdup("prod-1");
-    m->publish_time = 1700000000123ULL;
+    m->own.topic = strdup("persistent://public/default/t-partition-1");
+    m->own.producer_name = strdup("prod-1");
+    m->own.publish_time = 1700000000123ULL;
     pulsarc_msgid_t id = {7, 9, 1, 2, 5};
     m->id = id;
     pulsarc_msg_set_sequence_id(m, 77);

@@ -94,7 +94,7 @@ void pc_dlq_on_delivered(pc_single_t *c, const pulsarc_msg_t *first) {
     if (!d || !pc_consumer_is_shared(&c->base))
         return; /* selective redelivery, and so dead-lettering, needs Shared or Key_Shared */
     for (const pulsarc_msg_t *m = first; m; m = m->next) {
-        if (m->redelivery_count < (uint32_t)d->max_redeliver)
+        if (pulsarc_msg_redelivery_count(m) < (uint32_t)d->max_redeliver)
             continue;
         pc_dlq_cand_t *k = calloc(1, sizeof *k);
         if (k && (k->copy = copy_msg(m))) {

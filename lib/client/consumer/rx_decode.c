@@ -4,9 +4,13 @@
  * connection offers its read buffer (a large frame: the buffers swap, no
  * copy), else copied once, or decompressed into it — and the entry's
  * metadata decoded into the entry's arena (by hand,
- * core/pbfast.h, protobuf-c for the rare fields). Each message of a batch
- * is then a slot of the entry's message array, copied from a template of
- * what the batch shares: no per-message malloc, lock or payload copy.
+ * core/pbfast.h, protobuf-c for the rare fields). What the messages share
+ * (topic, producer, publish time, schema version, redelivery count) is
+ * set once in the entry, where the views read it; each message of a batch
+ * is then a slot of the entry's message array holding only its own fields
+ * (payload slice, id, sequence id, event time; keys and properties
+ * cleared as one block unless its record has them): no per-message
+ * malloc, lock, payload copy or copy of shared fields.
  *
  * SingleMessageMetadata is read by the minimal wire reader (core/pbwire.h)
  * instead of protobuf-c: it runs once per message and needs no allocation
@@ -214,25 +218,49 @@ static int set_smm_props(pc_arena_t *a, pulsarc_msg_t *m, const smm_t *s) {
     return 0;
 }
 
-/* What every message of the entry shares, as a template view to copy. */
-static void entry_template(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
-                           const Pulsar__Proto__CommandMessage *cm, int32_t partition,
-                           pulsarc_msg_t *t) {
-    memset(t, 0, sizeof *t);
-    t->topic = e->pool->topic;
-    t->publish_time = md->publish_time;
+/* The per-view fields every message of an entry starts from. */
+typedef struct view_tmpl {
+    pulsarc_msgid_t id;
+    int64_t seq;
+} view_tmpl_t;
+
+/*
+ * What every message of the entry shares goes to the entry once (its
+ * views read it there); t gets what each view carries itself.
+ */
+static void entry_shared(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
+                         const Pulsar__Proto__CommandMessage *cm, int32_t partition,
+                         view_tmpl_t *t) {
+    pc_msg_shared_t *sh = &e->shared;
+    sh->topic = e->pool->topic;
+    sh->producer_name = md->producer_name; /* lives in the entry's arena */
+    int has_sv = md->has_schema_version && md->schema_version.len;
+    sh->schema_version = has_sv ? md->schema_version.data : NULL;
+    sh->schema_version_len = has_sv ? md->schema_version.len : 0;
+    sh->publish_time = md->publish_time;
+    sh->redelivery_count = cm->has_redelivery_count ? cm->redelivery_count : 0;
+    t->id = (pulsarc_msgid_t){(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
+                              partition, -1, 0};
     t->seq = (int64_t)md->sequence_id;
-    t->producer_name = md->producer_name; /* lives in the entry's arena */
-    if (md->has_schema_version && md->schema_version.len) {
-        t->schema_version = md->schema_version.data;
-        t->schema_version_len = md->schema_version.len;
-    }
-    t->redelivery_count = cm->has_redelivery_count ? cm->redelivery_count : 0;
-    t->id.ledger_id = (int64_t)cm->message_id->ledgerid;
-    t->id.entry_id = (int64_t)cm->message_id->entryid;
-    t->id.partition = partition;
-    t->id.batch_index = -1;
-    t->id.batch_size = 0;
+}
+
+/*
+ * The next slot of e as a fresh view of len bytes at data (the caller
+ * checked there is one). No copy of a whole message: the shared fields
+ * stay in the entry, the rare ones are cleared as one block. next is the
+ * caller's to set; the slot holds no reference yet.
+ */
+static inline pulsarc_msg_t *view_new(pc_entry_t *e, const view_tmpl_t *t, const uint8_t *data,
+                                      size_t len) {
+    pulsarc_msg_t *m = &e->msgs[e->nmsgs++];
+    m->data = (uint8_t *)data;
+    m->len = len;
+    m->id = t->id;
+    m->event_time = 0;
+    m->seq = t->seq;
+    m->entry = e;
+    pc_msg_clear_view(m);
+    return m;
 }
 
 /* A record's own fields; keys and properties (rare) go to the entry's arena. */
@@ -284,19 +312,15 @@ static int next_record(const uint8_t **pp, const uint8_t *end, smm_t *s, const u
 #define SM_PLAIN (SM_SIZE | SM_SEQ | SM_EVENT_TIME)
 
 /*
- * The next slot of e as a copy of t, for record s; NULL when the reserved
+ * The next slot of e as a view for record s; NULL when the reserved
  * slots are used up or a key or property does not fit. The slot holds no
  * reference yet: build_batch adds them all at once (see batch_finish).
  */
-static pulsarc_msg_t *batch_msg(pc_entry_t *e, const pulsarc_msg_t *t, const smm_t *s,
+static pulsarc_msg_t *batch_msg(pc_entry_t *e, const view_tmpl_t *t, const smm_t *s,
                                 const uint8_t *payload) {
     if (e->nmsgs == e->capmsgs)
         return NULL;
-    pulsarc_msg_t *m = &e->msgs[e->nmsgs++];
-    *m = *t;
-    m->entry = e;
-    m->data = (uint8_t *)payload;
-    m->len = (size_t)s->payload_size;
+    pulsarc_msg_t *m = view_new(e, t, payload, (size_t)s->payload_size);
     if (s->flags & SM_SEQ)
         m->seq = (int64_t)s->seq;
     if (s->flags & SM_EVENT_TIME)
@@ -403,15 +427,15 @@ static inline int plain_record(const uint8_t *q, const uint8_t *rend, uint64_t *
 
 /* Skipped records: compacted away, acked already, or before the start. */
 static int record_skipped(const pc_rx_opts_t *o, const Pulsar__Proto__CommandMessage *cm,
-                          pulsarc_msg_t *t, unsigned flags, int i) {
+                          view_tmpl_t *t, unsigned flags, int i) {
     t->id.batch_index = i;
     return (flags & SM_COMPACTED) || acked_in_set(cm, i) || skip_id(o, &t->id);
 }
 
 enum { REC_MADE, REC_SKIPPED, REC_MALFORMED, REC_NO_MEMORY };
 
-/* Record i of the batch at *pp into *out (a slot of e copied from t). */
-static inline int batch_record(pc_entry_t *e, pulsarc_msg_t *t, const Pulsar__Proto__CommandMessage *cm,
+/* Record i of the batch at *pp into *out (a fresh view in a slot of e). */
+static inline int batch_record(pc_entry_t *e, view_tmpl_t *t, const Pulsar__Proto__CommandMessage *cm,
                                const pc_rx_opts_t *o, int filter, int i, const uint8_t **pp,
                                const uint8_t *end, pulsarc_msg_t **out) {
     const uint8_t *p = *pp;
@@ -442,12 +466,8 @@ static inline int batch_record(pc_entry_t *e, pulsarc_msg_t *t, const Pulsar__Pr
         return REC_SKIPPED;
     if (e->nmsgs == e->capmsgs)
         return REC_NO_MEMORY;
-    pulsarc_msg_t *m = *out = &e->msgs[e->nmsgs++];
-    *m = *t;
-    m->entry = e;
+    pulsarc_msg_t *m = *out = view_new(e, t, rend, (size_t)size);
     m->id.batch_index = i;
-    m->data = (uint8_t *)rend;
-    m->len = (size_t)size;
     if (flags & SM_SEQ)
         m->seq = (int64_t)seq;
     return REC_MADE;
@@ -464,8 +484,8 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
         result_fail(r, -2, "out of memory decoding a batch of %d", n);
         return;
     }
-    pulsarc_msg_t t;
-    entry_template(e, md, cm, o->partition, &t);
+    view_tmpl_t t;
+    entry_shared(e, md, cm, o->partition, &t);
     t.id.batch_size = n;
     int filter = cm->n_ack_set || o->skip_upto;
     pulsarc_msg_t **link = &r->first, *last = NULL;
@@ -519,15 +539,15 @@ static int fill_from_md(pc_entry_t *e, pulsarc_msg_t *m, const Pulsar__Proto__Me
 static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
                          const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
                          pc_rx_result_t *r) {
-    pulsarc_msgid_t id = {(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
-                          o->partition, -1, 0};
+    view_tmpl_t t;
+    entry_shared(e, md, cm, o->partition, &t);
+    const pulsarc_msgid_t id = t.id;
     if (skip_id(o, &id))
         return;
     pulsarc_msg_t *m = NULL;
-    if (!pc_entry_reserve_msgs(e, 1)) { /* built in its slot: no template to copy */
-        m = &e->msgs[e->nmsgs++];
-        entry_template(e, md, cm, o->partition, m);
-        m->entry = e;
+    if (!pc_entry_reserve_msgs(e, 1)) {
+        m = view_new(e, &t, entry_payload(e), entry_payload_len(e));
+        m->next = NULL;
         ref_views(e, 1);
     }
     if (!m || fill_from_md(e, m, md)) {
@@ -537,8 +557,6 @@ static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
                     (long long)id.entry_id);
         return;
     }
-    m->data = (uint8_t *)entry_payload(e);
-    m->len = entry_payload_len(e);
     push(r, m);
 }
 
