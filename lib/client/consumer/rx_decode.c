@@ -245,19 +245,19 @@ static void entry_shared(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
 }
 
 /*
- * The next slot of e as a fresh view of len bytes at data (the caller
- * checked there is one). No copy of a whole message: the shared fields
- * stay in the entry, the rare ones are cleared as one block. next is the
- * caller's to set; the slot holds no reference yet.
+ * Slot m of e becomes a fresh view of len bytes at data with sequence id
+ * seq. No copy of a
+ * whole message: the shared fields stay in the entry, the rare ones are
+ * cleared as one block. next is the caller's to set; the slot holds no
+ * reference yet.
  */
-static inline pulsarc_msg_t *view_new(pc_entry_t *e, const view_tmpl_t *t, const uint8_t *data,
-                                      size_t len) {
-    pulsarc_msg_t *m = &e->msgs[e->nmsgs++];
+static inline pulsarc_msg_t *view_new(pulsarc_msg_t *m, pc_entry_t *e, const view_tmpl_t *t,
+                                      const uint8_t *data, size_t len, int64_t seq) {
     m->data = (uint8_t *)data;
     m->len = len;
     m->id = t->id;
     m->event_time = 0;
-    m->seq = t->seq;
+    m->seq = seq;
     m->entry = e;
     pc_msg_clear_view(m);
     return m;
@@ -312,25 +312,29 @@ static int next_record(const uint8_t **pp, const uint8_t *end, smm_t *s, const u
 #define SM_PLAIN (SM_SIZE | SM_SEQ | SM_EVENT_TIME)
 
 /*
+ * A batch's free slots, taken in order: kept in locals while the batch is
+ * built, e->nmsgs set once at the end (batch_finish).
+ */
+typedef struct slots {
+    pulsarc_msg_t *next, *end;
+} slots_t;
+
+/*
  * The next slot of e as a view for record s; NULL when the reserved
  * slots are used up or a key or property does not fit. The slot holds no
  * reference yet: build_batch adds them all at once (see batch_finish).
  */
-static pulsarc_msg_t *batch_msg(pc_entry_t *e, const view_tmpl_t *t, const smm_t *s,
+static pulsarc_msg_t *batch_msg(pc_entry_t *e, slots_t *sl, const view_tmpl_t *t, const smm_t *s,
                                 const uint8_t *payload) {
-    if (e->nmsgs == e->capmsgs)
+    if (sl->next == sl->end)
         return NULL;
-    pulsarc_msg_t *m = view_new(e, t, payload, (size_t)s->payload_size);
-    if (s->flags & SM_SEQ)
-        m->seq = (int64_t)s->seq;
+    pulsarc_msg_t *m = view_new(sl->next, e, t, payload, (size_t)s->payload_size,
+                                (s->flags & SM_SEQ) ? (int64_t)s->seq : t->seq);
     if (s->flags & SM_EVENT_TIME)
         m->event_time = s->event_time;
-    if (!(s->flags & ~SM_PLAIN))
-        return m;
-    if (fill_record(e, m, s)) {
-        e->nmsgs--; /* the last slot, referenced by no one */
-        return NULL;
-    }
+    if ((s->flags & ~SM_PLAIN) && fill_record(e, m, s))
+        return NULL; /* the slot stays free, referenced by no one */
+    sl->next++;
     return m;
 }
 
@@ -372,10 +376,13 @@ static void ref_views(pc_entry_t *e, size_t n) {
 }
 
 /*
- * The messages made so far become the result: one reference on e each,
- * added at once (e is still private to this thread), and the list ends.
+ * The messages made so far become the result: e's slots in use up to
+ * sl->next, one reference on e each, added at once (e is still private to
+ * this thread), and the list ends.
  */
-static void batch_finish(pc_entry_t *e, pc_rx_result_t *r, pulsarc_msg_t *last, size_t made) {
+static void batch_finish(pc_entry_t *e, const slots_t *sl, pc_rx_result_t *r, pulsarc_msg_t *last,
+                         size_t made) {
+    e->nmsgs = (size_t)(sl->next - e->msgs);
     ref_views(e, made);
     if (last)
         last->next = NULL;
@@ -435,7 +442,8 @@ static int record_skipped(const pc_rx_opts_t *o, const Pulsar__Proto__CommandMes
 enum { REC_MADE, REC_SKIPPED, REC_MALFORMED, REC_NO_MEMORY };
 
 /* Record i of the batch at *pp into *out (a fresh view in a slot of e). */
-static inline int batch_record(pc_entry_t *e, view_tmpl_t *t, const Pulsar__Proto__CommandMessage *cm,
+static inline int batch_record(pc_entry_t *e, slots_t *sl, view_tmpl_t *t,
+                               const Pulsar__Proto__CommandMessage *cm,
                                const pc_rx_opts_t *o, int filter, int i, const uint8_t **pp,
                                const uint8_t *end, pulsarc_msg_t **out) {
     const uint8_t *p = *pp;
@@ -454,7 +462,7 @@ static inline int batch_record(pc_entry_t *e, view_tmpl_t *t, const Pulsar__Prot
             return REC_MALFORMED;
         if ((filter || (sm.flags & SM_COMPACTED)) && record_skipped(o, cm, t, sm.flags, i))
             return REC_SKIPPED;
-        if (!(*out = batch_msg(e, t, &sm, payload)))
+        if (!(*out = batch_msg(e, sl, t, &sm, payload)))
             return REC_NO_MEMORY;
         (*out)->id.batch_index = i;
         return REC_MADE;
@@ -464,12 +472,11 @@ static inline int batch_record(pc_entry_t *e, view_tmpl_t *t, const Pulsar__Prot
     *pp = rend + size;
     if (filter && record_skipped(o, cm, t, flags, i))
         return REC_SKIPPED;
-    if (e->nmsgs == e->capmsgs)
+    if (sl->next == sl->end)
         return REC_NO_MEMORY;
-    pulsarc_msg_t *m = *out = view_new(e, t, rend, (size_t)size);
+    pulsarc_msg_t *m = *out =
+        view_new(sl->next++, e, t, rend, (size_t)size, (flags & SM_SEQ) ? (int64_t)seq : t->seq);
     m->id.batch_index = i;
-    if (flags & SM_SEQ)
-        m->seq = (int64_t)seq;
     return REC_MADE;
 }
 
@@ -487,13 +494,14 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
     view_tmpl_t t;
     entry_shared(e, md, cm, o->partition, &t);
     t.id.batch_size = n;
+    slots_t sl = {e->msgs + e->nmsgs, e->msgs + e->capmsgs};
     int filter = cm->n_ack_set || o->skip_upto;
     pulsarc_msg_t **link = &r->first, *last = NULL;
     size_t made = 0;
     int i, st = REC_MADE;
     for (i = 0; i < n; i++) {
         pulsarc_msg_t *m;
-        st = batch_record(e, &t, cm, o, filter, i, &p, end, &m);
+        st = batch_record(e, &sl, &t, cm, o, filter, i, &p, end, &m);
         if (st == REC_MADE) {
             *link = last = m;
             link = &m->next;
@@ -502,7 +510,7 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
             break;
         }
     }
-    batch_finish(e, r, last, made);
+    batch_finish(e, &sl, r, last, made);
     if (st == REC_MALFORMED || st == REC_NO_MEMORY) {
         pc_rx_result_discard(r);
         if (st == REC_MALFORMED)
@@ -546,7 +554,7 @@ static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
         return;
     pulsarc_msg_t *m = NULL;
     if (!pc_entry_reserve_msgs(e, 1)) {
-        m = view_new(e, &t, entry_payload(e), entry_payload_len(e));
+        m = view_new(&e->msgs[e->nmsgs++], e, &t, entry_payload(e), entry_payload_len(e), t.seq);
         m->next = NULL;
         ref_views(e, 1);
     }
