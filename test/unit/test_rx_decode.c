@@ -399,6 +399,32 @@ START_TEST(test_shared_fields_outlive_consumer) {
 }
 END_TEST
 
+/*
+ * A batch of no messages (or a negative count) into a fresh entry, which
+ * has no slots reserved yet: an empty result, nothing read or offset.
+ */
+START_TEST(test_empty_batch_fresh_entry) {
+    const int claims[] = {0, -1};
+    for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
+        pc_rxpool_t *p = pc_rxpool_new("persistent://public/default/empty", (size_t)1 << 20, 10);
+        ck_assert_ptr_nonnull(p);
+        pc_buf_t b;
+        pc_buf_init(&b, 64);
+        ck_assert_int_eq(pc_buf_append(&b, "\0\0\0\0", 4), PULSARC_OK);
+        pc_rx_result_t r;
+        const entry_extra_t none = {NULL, 0};
+        decode_in(p, &b, claims[i], NULL, 0, NULL, &none, &r);
+        ck_assert_int_eq(r.validation_error, -1);
+        ck_assert_uint_eq(r.n, 0);
+        ck_assert_ptr_null(r.first);
+        ck_assert_uint_eq(r.permits, 1);
+        pc_rx_result_discard(&r);
+        pc_buf_free(&b);
+        pc_rxpool_release(p);
+    }
+}
+END_TEST
+
 /* An unbatched entry: the message is built in its slot from MessageMetadata. */
 START_TEST(test_single_entry) {
     Pulsar__Proto__MessageMetadata md = PULSAR__PROTO__MESSAGE_METADATA__INIT;
@@ -543,6 +569,7 @@ static Suite *rx_decode_suite(void) {
     tcase_add_test(tc, test_truncated_and_lying_batches);
     tcase_add_test(tc, test_recycled_slots_start_clean);
     tcase_add_test(tc, test_shared_fields_outlive_consumer);
+    tcase_add_test(tc, test_empty_batch_fresh_entry);
     tcase_add_test(tc, test_single_entry);
     tcase_add_test(tc, test_adopted_frame);
     tcase_add_test(tc, test_adoption_refused_copies);

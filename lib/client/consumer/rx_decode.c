@@ -376,13 +376,12 @@ static void ref_views(pc_entry_t *e, size_t n) {
 }
 
 /*
- * The messages made so far become the result: e's slots in use up to
- * sl->next, one reference on e each, added at once (e is still private to
- * this thread), and the list ends.
+ * The messages made so far become the result: a slot of e each (slots
+ * are taken only for messages made), one reference on e each, added at
+ * once (e is still private to this thread), and the list ends.
  */
-static void batch_finish(pc_entry_t *e, const slots_t *sl, pc_rx_result_t *r, pulsarc_msg_t *last,
-                         size_t made) {
-    e->nmsgs = (size_t)(sl->next - e->msgs);
+static void batch_finish(pc_entry_t *e, pc_rx_result_t *r, pulsarc_msg_t *last, size_t made) {
+    e->nmsgs += made;
     ref_views(e, made);
     if (last)
         last->next = NULL;
@@ -494,10 +493,11 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
     view_tmpl_t t;
     entry_shared(e, md, cm, o->partition, &t);
     t.id.batch_size = n;
-    slots_t sl = {e->msgs + e->nmsgs, e->msgs + e->capmsgs};
+    slots_t sl = {NULL, NULL};
+    if (e->msgs) /* an empty batch may have none reserved: never offset NULL */
+        sl = (slots_t){e->msgs + e->nmsgs, e->msgs + e->capmsgs};
     int filter = cm->n_ack_set || o->skip_upto;
     pulsarc_msg_t **link = &r->first, *last = NULL;
-    size_t made = 0;
     int i, st = REC_MADE;
     for (i = 0; i < n; i++) {
         pulsarc_msg_t *m;
@@ -505,12 +505,12 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
         if (st == REC_MADE) {
             *link = last = m;
             link = &m->next;
-            made++;
         } else if (st != REC_SKIPPED) {
             break;
         }
     }
-    batch_finish(e, &sl, r, last, made);
+    /* a slot taken per message made, counted once here */
+    batch_finish(e, r, last, sl.next ? (size_t)(sl.next - e->msgs) - e->nmsgs : 0);
     if (st == REC_MALFORMED || st == REC_NO_MEMORY) {
         pc_rx_result_discard(r);
         if (st == REC_MALFORMED)
