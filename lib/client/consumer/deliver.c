@@ -24,6 +24,13 @@
 
 static void track_delivered(pc_single_t *c, const pc_rx_result_t *r) {
     pc_dlq_on_delivered(c, r->first);
+    /* Without an ack timeout (set once, at creation) the tracker keeps
+     * nothing: no call per message then. */
+    if (c->redelivery.ack_timeout_ms <= 0) {
+        for (pulsarc_msg_t *m = r->first; m; m = m->next)
+            m->rx_owner = &c->base;
+        return;
+    }
     for (pulsarc_msg_t *m = r->first; m; m = m->next) {
         m->rx_owner = &c->base;
         pc_redelivery_delivered(&c->redelivery, &m->id);
