@@ -246,10 +246,9 @@ static void entry_shared(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
 
 /*
  * Slot m of e becomes a fresh view of len bytes at data with sequence id
- * seq. No copy of a
- * whole message: the shared fields stay in the entry, the rare ones are
- * cleared as one block. next is the caller's to set; the slot holds no
- * reference yet.
+ * seq. No copy of a whole message: the shared fields stay in the entry,
+ * the rare ones are cleared as one block. next is the caller's to set;
+ * the slot holds no reference yet.
  */
 static inline pulsarc_msg_t *view_new(pulsarc_msg_t *m, pc_entry_t *e, const view_tmpl_t *t,
                                       const uint8_t *data, size_t len, int64_t seq) {
