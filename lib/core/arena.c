@@ -31,12 +31,15 @@ static int make_main_block(pc_arena_t *a, size_t n) {
 
 void *pc_arena_alloc(pc_arena_t *a, size_t n) {
     n = (n + 7) & ~(size_t)7;
-    if (!a->buf && !a->extra)
-        (void)make_main_block(a, n); /* on failure the chunk below is tried */
     if (a->used + n <= a->cap) {
         void *p = a->buf + a->used;
         a->used += n;
         return p;
+    }
+    /* off the fast path: a fresh arena has cap 0, so it always lands here */
+    if (!a->buf && !a->extra && make_main_block(a, n) == 0) {
+        a->used = n;
+        return a->buf;
     }
     pc_arena_chunk_t *c = malloc(sizeof *c + n);
     if (!c)
