@@ -21,6 +21,13 @@
  *  - Sanity: message ids must advance (a regression is counted, not
  *    fatal). If nothing arrives for --idle-ms the run ends with
  *    status=stalled (e.g. the consumer dropped entries it cannot decode).
+ *  - --warm: the window opens only once the receive queue holds
+ *    min(queue size, N) messages (or after 2 s), so the receive pool's
+ *    entries, allocated as the queue first fills, are outside it:
+ *    allocs_per_msg is then the steady state's. Without it a short run
+ *    also pays that one-time warm-up (a few allocations per entry, up to
+ *    the queue's depth of entries). Not with --loop (nobody would turn the
+ *    loop while waiting). allocs/frees give the window's absolute counts.
  *  - --loop: a threadingMode=loop client; no library thread at all. The
  *    receive calls, made while nobody steps, turn the client's loop
  *    themselves, so this one thread does the io and the consuming.
@@ -45,6 +52,7 @@ typedef struct opts {
     const char *extra[BENCH_MAX_EXTRA]; /* --conf key=value */
     int nextra;
     int loop; /* --loop: threadingMode=loop */
+    int warm; /* --warm: open the window once the receive queue is full */
 } opts_t;
 
 typedef struct snap {
@@ -70,7 +78,7 @@ static void usage(void) {
             "usage: fetch [--url pulsar://127.0.0.1:6655] [--topic T] [--sub S] [--messages N]\n"
             "             [--queue receiverQueueSize (10000)] [--ack] [--idle-ms MS (5000)]\n"
             "             [--batch N (0: one receive per message)] [--label TEXT]\n"
-            "             [--loop] [--conf key=value]...\n");
+            "             [--loop | --warm] [--conf key=value]...\n");
 }
 
 static int parse_args(int argc, char **argv, opts_t *o) {
@@ -83,8 +91,8 @@ static int parse_args(int argc, char **argv, opts_t *o) {
                   .idle_ms = 5000};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--ack") || !strcmp(a, "--loop")) {
-            *(a[2] == 'a' ? &o->ack : &o->loop) = 1;
+        if (!strcmp(a, "--ack") || !strcmp(a, "--loop") || !strcmp(a, "--warm")) {
+            *(a[2] == 'a' ? &o->ack : a[2] == 'l' ? &o->loop : &o->warm) = 1;
             continue;
         }
         if (!v)
@@ -101,7 +109,8 @@ static int parse_args(int argc, char **argv, opts_t *o) {
         else return -1;
         i++;
     }
-    return o->n > 0 && o->queue > 0 && o->batch >= 0 && o->batch <= 100000 ? 0 : -1;
+    return o->n > 0 && o->queue > 0 && o->batch >= 0 && o->batch <= 100000 && !(o->warm && o->loop) ? 0
+                                                                                                   : -1;
 }
 
 static pulsarc_conf_t *make_conf(const opts_t *o, char *err, size_t errlen) {
@@ -206,10 +215,24 @@ static void report(const opts_t *o, const result_t *r, const snap_t *a, const sn
     printf("fetch: label=%s status=%s msgs=%" PRIu64 " bytes=%" PRIu64 " wall_s=%.3f msgs_per_s=%.0f "
            "MB_per_s=%.2f user_s=%.3f sys_s=%.3f cpu_s_per_M=%.4f user_s_per_M=%.4f sys_s_per_M=%.4f "
            "nvcsw_per_M=%.0f nivcsw_per_M=%.0f minflt=%ld allocs_per_msg=%.3f frees_per_msg=%.3f "
-           "reallocs_per_msg=%.3f id_regressions=%" PRIu64 " queue=%d ack=%d batch=%d loop=%d\n",
+           "reallocs_per_msg=%.3f allocs=%" PRIu64 " frees=%" PRIu64 " id_regressions=%" PRIu64
+           " queue=%d ack=%d batch=%d loop=%d warm=%d\n",
            o->label, r->status, r->msgs, r->bytes, wall, r->msgs / wall, r->bytes / wall / 1e6, user, sys,
            (user + sys) / mm, user / mm, sys / mm, nv / mm, niv / mm, minflt, al, fr, re,
-           r->regressions, o->queue, o->ack, o->batch, o->loop);
+           b->a.allocs - a->a.allocs, b->a.frees - a->a.frees, r->regressions, o->queue, o->ack, o->batch,
+           o->loop, o->warm);
+}
+
+/* --warm: waits (polling every 5 ms, at most 2 s) until the receive queue
+ * holds min(its size, N) messages. */
+static void warm_up(pulsarc_consumer_t *c, const opts_t *o) {
+    double until = now_s() + 2;
+    pulsarc_consumer_stats_t st;
+    while (now_s() < until && pulsarc_consumer_stats(c, &st) == PULSARC_OK &&
+           st.queue_len < (st.queue_size < o->n ? st.queue_size : o->n)) {
+        struct timespec ts = {0, 5000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -232,6 +255,8 @@ int main(int argc, char **argv) {
     }
     snap_t a, b;
     result_t r = {0};
+    if (o.warm)
+        warm_up(consumer, &o);
     take(&a);
     consume(consumer, &o, &r);
     take(&b);

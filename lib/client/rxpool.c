@@ -6,6 +6,9 @@
  * is taken twice per entry (a batch of up to thousands of messages), never
  * per message: a per-message free list shared by the io thread and the
  * application thread was the fetch path's main contention.
+ * A new entry costs three allocations (itself, its arena's first block,
+ * its payload buffer): its first view is a slot inside it, and the pool
+ * grows to the receive queue's depth, so warm-up is paid once per entry.
  * The pool is reference counted by its consumer and by every live entry,
  * so messages may outlive the consumer that received them. Arenas and
  * message arrays keep their peak size, so after warm-up nothing is
@@ -43,14 +46,18 @@ pc_rxpool_t *pc_rxpool_new(const char *topic, size_t max_entry_bytes, size_t que
     return p;
 }
 
+static int views_inline(const pc_entry_t *e) { return e->msgs == &e->one_msg; }
+
 static size_t entry_bytes(const pc_entry_t *e) {
-    return e->data.cap + e->arena.cap + e->capmsgs * sizeof *e->msgs + sizeof *e;
+    size_t views = views_inline(e) ? 0 : e->capmsgs * sizeof *e->msgs; /* inline: in sizeof *e */
+    return e->data.cap + e->arena.cap + views + sizeof *e;
 }
 
 static void entry_free(pc_entry_t *e) {
     pc_buf_free(&e->data);
     pc_arena_free(&e->arena);
-    free(e->msgs);
+    if (!views_inline(e))
+        free(e->msgs);
     free(e);
 }
 
@@ -113,6 +120,8 @@ pc_entry_t *pc_entry_get(pc_rxpool_t *p) {
         if (!e)
             return NULL;
         pc_buf_init(&e->data, p->max_entry_bytes);
+        e->msgs = &e->one_msg;
+        e->capmsgs = 1;
     }
     atomic_init(&e->refs, 1);
     e->pool = p;
@@ -152,7 +161,8 @@ int pc_entry_reserve_msgs(pc_entry_t *e, size_t n) {
         return -1; /* views exist: the array must not move */
     if (n <= e->capmsgs)
         return 0;
-    pulsarc_msg_t *v = realloc(e->msgs, n * sizeof *v);
+    /* the array keeps its peak size; the inline slot is left unused once outgrown */
+    pulsarc_msg_t *v = views_inline(e) ? malloc(n * sizeof *v) : realloc(e->msgs, n * sizeof *v);
     if (!v)
         return -1;
     e->msgs = v;

@@ -28,6 +28,9 @@ typedef struct pc_entry {
     pulsarc_msg_t *msgs; /* the views, reserved before the first is made */
     pc_msg_shared_t shared; /* what all its views share, set before the first */
     size_t nmsgs, capmsgs;
+    /* msgs until an entry needs more than one view: an unbatched entry's
+     * view costs no allocation of its own */
+    pulsarc_msg_t one_msg;
 } pc_entry_t;
 
 struct pc_rxpool {

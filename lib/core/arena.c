@@ -3,6 +3,9 @@
  * or entry they came from, so they are bump-allocated and dropped all at
  * once. An arena that overflows in one round grows its main block to that
  * round's peak at reset, so after warm-up decoding allocates nothing.
+ * A fresh arena's first allocation makes its main block (at least
+ * ARENA_MIN) rather than an overflow chunk: a new arena then costs one
+ * malloc, not a chunk per object, their frees and a regrow at reset.
  * Not thread-safe: each arena has one owner at a time.
  */
 #include "core/arena.h"
@@ -15,12 +18,28 @@
  * are freed and allocated again. Arenas grow to their peak anyway. */
 #define ARENA_MIN 512
 
+/* The first block of a fresh arena; 0 on success. */
+static int make_main_block(pc_arena_t *a, size_t n) {
+    size_t cap = n < ARENA_MIN ? ARENA_MIN : n;
+    uint8_t *b = malloc(cap);
+    if (!b)
+        return -1;
+    a->buf = b;
+    a->cap = cap;
+    return 0;
+}
+
 void *pc_arena_alloc(pc_arena_t *a, size_t n) {
     n = (n + 7) & ~(size_t)7;
     if (a->used + n <= a->cap) {
         void *p = a->buf + a->used;
         a->used += n;
         return p;
+    }
+    /* off the fast path: a fresh arena has cap 0, so it always lands here */
+    if (!a->buf && !a->extra && make_main_block(a, n) == 0) {
+        a->used = n;
+        return a->buf;
     }
     pc_arena_chunk_t *c = malloc(sizeof *c + n);
     if (!c)

@@ -18,7 +18,8 @@ typedef struct pc_arena {
     size_t extra_bytes;
 } pc_arena_t;
 
-/* 8-byte aligned; NULL on OOM. */
+/* 8-byte aligned; NULL on OOM. A fresh (zeroed) arena's first call
+ * allocates its main block, at least 512 bytes. */
 void *pc_arena_alloc(pc_arena_t *a, size_t n);
 /* Copies n bytes plus a NUL into the arena. */
 char *pc_arena_strndup(pc_arena_t *a, const void *s, size_t n);

@@ -5,7 +5,9 @@
  * list, woken through an eventfd that is written only when a post finds
  * the loop asleep; an awake loop checks the list before it sleeps again).
  * Application threads only ever touch the
- * post queue. Stopping drains the queue first so that every posted closure
+ * post queue; a post's node is malloc'd (pc_loop_post) or lives in the
+ * poster's struct (pc_loop_post_node: a FLOW per half queue of messages
+ * must not cost an allocation). Stopping drains the queue first so that every posted closure
  * runs exactly once or is refused at post time — never lost. Objects
  * whose pc_io_t may sit in the current epoll batch are freed through
  * pc_loop_defer, after the batch: a post or an I/O callback that closes a
@@ -31,12 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct post {
-    struct post *next;
-    pc_loop_fn fn;
-    void *arg;
-} post_t;
-
 struct pc_loop {
     atomic_int refs;
     int epfd;
@@ -44,7 +40,7 @@ struct pc_loop {
     pthread_t thread;
     int started;
     pthread_mutex_t lock; /* guards the post queue and stopping */
-    post_t *head, *tail;
+    pc_post_node_t *head, *tail; /* pc_loop_post's nodes (heap) and posters' own */
     int stopping;
     int holds; /* promised post_held() calls still to come */
     int sleeping; /* the thread is in (or entering) epoll_wait with an empty queue */
@@ -189,19 +185,14 @@ void pc_io_del(pc_loop_t *l, pc_io_t *io) {
 
 /* ---- cross-thread posts ---- */
 
-static pulsarc_err_t enqueue(pc_loop_t *l, pc_loop_fn fn, void *arg, int held) {
-    post_t *p = malloc(sizeof *p);
-    if (!p)
-        return PULSARC_ERR_NOMEM;
-    p->next = NULL;
-    p->fn = fn;
-    p->arg = arg;
+/* Queues p, whose fields are set; CLOSED (p not linked) once stopping. */
+static pulsarc_err_t enqueue(pc_loop_t *l, pc_post_node_t *p, int held) {
     pthread_mutex_lock(&l->lock);
     if (l->stopping && !held) {
         pthread_mutex_unlock(&l->lock);
-        free(p);
         return PULSARC_ERR_CLOSED;
     }
+    p->next = NULL;
     if (held)
         l->holds--;
     /* An awake loop looks at the queue before it sleeps again: only a post
@@ -223,8 +214,32 @@ static pulsarc_err_t enqueue(pc_loop_t *l, pc_loop_fn fn, void *arg, int held) {
     return PULSARC_OK;
 }
 
+/* A node of the loop's own for pc_loop_post and post_held; NULL on OOM. */
+static pc_post_node_t *heap_node(pc_loop_fn fn, void *arg) {
+    pc_post_node_t *p = malloc(sizeof *p);
+    if (p) {
+        p->fn = fn;
+        p->arg = arg;
+        p->heap = 1;
+    }
+    return p;
+}
+
 pulsarc_err_t pc_loop_post(pc_loop_t *l, pc_loop_fn fn, void *arg) {
-    return enqueue(l, fn, arg, 0);
+    pc_post_node_t *p = heap_node(fn, arg);
+    if (!p)
+        return PULSARC_ERR_NOMEM;
+    pulsarc_err_t err = enqueue(l, p, 0);
+    if (err)
+        free(p);
+    return err;
+}
+
+pulsarc_err_t pc_loop_post_node(pc_loop_t *l, pc_post_node_t *node, pc_loop_fn fn, void *arg) {
+    node->fn = fn;
+    node->arg = arg;
+    node->heap = 0;
+    return enqueue(l, node, 0);
 }
 
 void pc_loop_hold(pc_loop_t *l) {
@@ -234,8 +249,10 @@ void pc_loop_hold(pc_loop_t *l) {
 }
 
 void pc_loop_post_held(pc_loop_t *l, pc_loop_fn fn, void *arg) {
-    while (enqueue(l, fn, arg, 1) != PULSARC_OK)
+    pc_post_node_t *p;
+    while (!(p = heap_node(fn, arg)))
         usleep(1000); /* only on OOM: the promised result must arrive */
+    enqueue(l, p, 1); /* a held post is accepted even while stopping */
 }
 
 static void drain_eventfd(pc_loop_t *l) {
@@ -247,14 +264,19 @@ static void drain_eventfd(pc_loop_t *l) {
 /* Runs everything queued; returns how many. */
 static int run_posts(pc_loop_t *l) {
     pthread_mutex_lock(&l->lock);
-    post_t *p = l->head;
+    pc_post_node_t *p = l->head;
     l->head = l->tail = NULL;
     pthread_mutex_unlock(&l->lock);
     int n = 0;
     while (p) {
-        post_t *next = p->next;
-        p->fn(p->arg);
-        free(p);
+        /* Read all of a node before its fn: a poster's node may be posted
+         * again or freed by it. */
+        pc_post_node_t *next = p->next;
+        pc_loop_fn fn = p->fn;
+        void *arg = p->arg;
+        if (p->heap)
+            free(p);
+        fn(arg);
         p = next;
         n++;
     }
@@ -651,9 +673,10 @@ void pc_loop_unref(pc_loop_t *l) {
     pc_loop_stop(l);
     if (l->threadless)
         unlist_threadless(l);
-    for (post_t *p = l->head; p;) { /* only when never started */
-        post_t *next = p->next;
-        free(p);
+    for (pc_post_node_t *p = l->head; p;) { /* only when never started */
+        pc_post_node_t *next = p->next;
+        if (p->heap)
+            free(p);
         p = next;
     }
     if (l->epfd >= 0)

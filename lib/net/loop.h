@@ -38,6 +38,21 @@ pulsarc_err_t pc_loop_start(pc_loop_t *l, const char *thread_name);
  */
 pulsarc_err_t pc_loop_post(pc_loop_t *l, pc_loop_fn fn, void *arg);
 /*
+ * A post whose node lives in its poster's struct, so posting never
+ * allocates. The loop reads the node before it calls fn and never after,
+ * so fn may post the same node again or free it. The poster must not post
+ * a node that is still queued (its fn has not started): the poster's own
+ * state says so, e.g. a flag set before posting that fn clears.
+ */
+typedef struct pc_post_node {
+    struct pc_post_node *next;
+    pc_loop_fn fn;
+    void *arg;
+    int heap; /* the loop's own, freed once run (pc_loop_post) */
+} pc_post_node_t;
+/* As pc_loop_post, without allocating; CLOSED once the loop is stopping. */
+pulsarc_err_t pc_loop_post_node(pc_loop_t *l, pc_post_node_t *node, pc_loop_fn fn, void *arg);
+/*
  * For work done on another thread (name resolution): hold() promises one
  * post_held() later; the loop will not exit before it arrives, and
  * post_held() is accepted even while stopping, so the result is never lost.

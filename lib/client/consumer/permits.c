@@ -22,7 +22,9 @@
  * subscription's permits and the idle check. Nothing here calls either.
  *
  * Threads: FLOW is sent on the io thread (posted there from application
- * threads); the counters are under the consumer's lock, or
+ * threads through the consumer's own post node, so a FLOW costs no
+ * allocation; flow_posted keeps the node from being posted again while it
+ * is queued); the counters are under the consumer's lock, or
  * the queue's when the consumer is its own queue (the same lock). Lock
  * order: the queue's lock, then the receiving consumer's when they differ.
  */
@@ -95,12 +97,19 @@ static int owe_locked(pc_single_t *c, uint32_t n) {
     return 1;
 }
 
+/* Off the loop thread, flow_posted just set: the node is not queued. */
+static void post_flow_node(pc_single_t *c) {
+    pc_consumer_ref(&c->base); /* do_flow's; dropped here if the loop refuses */
+    if (pc_loop_post_node(c->base.client->loop, &c->flow_node, do_flow, c) != PULSARC_OK)
+        pc_consumer_unref(&c->base); /* closing: flow_posted stays, no FLOW is due */
+}
+
 static void post_flow(pc_single_t *c) {
     if (pc_loop_in_thread(c->base.client->loop)) {
         pc_consumer_ref(&c->base);
         do_flow(c);
     } else {
-        pc_consumer_post(&c->base, do_flow, c);
+        post_flow_node(c);
     }
 }
 

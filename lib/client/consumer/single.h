@@ -71,6 +71,7 @@ struct pc_single {
     uint32_t permits;            /* owed back to the broker */
     uint32_t withheld;           /* owed permits kept back after the queue shrank */
     int flow_posted;
+    pc_post_node_t flow_node;    /* queued on the loop while flow_posted, until do_flow runs */
     int connected;
     /* Plain acks queue here and go to the io thread in one post per burst;
      * two buffers swap, so steady-state acking allocates nothing. */
