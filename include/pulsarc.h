@@ -375,6 +375,8 @@ PULSARC_API pulsarc_err_t pulsarc_client_new(const pulsarc_conf_t *conf,
 /**
  * Closes every producer and consumer of the client (pending operations fail
  * with PULSARC_ERR_CLOSED), closes connections, and stops the network thread.
+ * A producer or consumer asked for while it runs is refused with
+ * PULSARC_ERR_CLOSED.
  * Blocks at most timeout_ms (<0: operationTimeoutMs). Safe from any thread;
  * from inside a callback it only marks the client closing and returns.
  */
