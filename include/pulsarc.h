@@ -375,6 +375,8 @@ PULSARC_API pulsarc_err_t pulsarc_client_new(const pulsarc_conf_t *conf,
 /**
  * Closes every producer and consumer of the client (pending operations fail
  * with PULSARC_ERR_CLOSED), closes connections, and stops the network thread.
+ * A producer or consumer asked for while it runs is refused with
+ * PULSARC_ERR_CLOSED.
  * Blocks at most timeout_ms (<0: operationTimeoutMs). Safe from any thread;
  * from inside a callback it only marks the client closing and returns.
  */
@@ -697,8 +699,9 @@ typedef void (*pulsarc_receive_cb)(pulsarc_consumer_t *consumer, pulsarc_err_t e
  * PULSARC_ERR_CLOSED; with a callback thread ("callbackMode" "thread") close
  * returns only after those callbacks ran, unless called from a callback.
  * Returns PULSARC_OK when cb will run; PULSARC_ERR_INVALID_ARG,
- * PULSARC_ERR_NOMEM, or PULSARC_ERR_CLOSED once the client is closed, when
- * it will not. Any thread.
+ * PULSARC_ERR_NOMEM, or PULSARC_ERR_CLOSED once the consumer is closing or
+ * closed (so a callback that asks again on CLOSED cannot keep close
+ * waiting) or the client is closed, when it will not. Any thread.
  */
 PULSARC_API pulsarc_err_t pulsarc_consumer_receive_async(pulsarc_consumer_t *consumer,
                                                          pulsarc_receive_cb cb, void *opaque);

@@ -8,10 +8,17 @@
  * callback may call any pulsarc function; close/destroy notice
  * pc_in_callback() and only mark, never wait on themselves.
  *
- * Shutdown (client close) stops the queue; its lock lives on until
- * pc_cbq_free (client destroy), because the application may still ask
- * pulsarc_client_next_timeout_ms, step or poll between the two: its own
- * loop learns of the close only from the next step's CLOSED.
+ * Shutdown (client close) stops the queue. Once its drain finds it empty
+ * the queue refuses every push, deciding under its lock: an item accepted
+ * is one that will run. A caller racing the close learns of it from the
+ * push itself (an op's completion reports it, op.h), not from a flag read
+ * earlier under another lock, which let an item in after the callback
+ * thread had gone (its callback lost, its close waiting for it forever).
+ *
+ * The queue's lock lives on until pc_cbq_free (client destroy), because
+ * the application may still ask pulsarc_client_next_timeout_ms, step or
+ * poll between the two: its own loop learns of the close only from the
+ * next step's CLOSED.
  */
 #include "client/cbq.h"
 
@@ -44,8 +51,10 @@ static void *cbq_main(void *arg) {
     for (;;) {
         while (!q->head && !q->stopping)
             pthread_cond_wait(&q->cond, &q->lock);
-        if (!q->head && q->stopping)
+        if (!q->head && q->stopping) {
+            q->refusing = 1; /* in the same hold as the last look: nothing slips in between */
             break;
+        }
         pc_cb_item_t *it = take_all(q);
         q->running++;
         pthread_mutex_unlock(&q->lock);
@@ -68,6 +77,7 @@ int pc_cbq_init(pc_cbq_t *q, int own_thread) {
     q->inited = 1;
     q->head = q->tail = NULL;
     q->stopping = 0;
+    q->refusing = 0;
     q->running = 0;
     q->own_thread = own_thread;
     q->wake = NULL;
@@ -79,9 +89,13 @@ int pc_cbq_init(pc_cbq_t *q, int own_thread) {
     return 0;
 }
 
-void pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last) {
+int pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last) {
     last->next = NULL;
     pthread_mutex_lock(&q->lock);
+    if (q->refusing) { /* nothing would run it: the pusher keeps it */
+        pthread_mutex_unlock(&q->lock);
+        return -1;
+    }
     int was_empty = q->head == NULL;
     if (q->tail)
         q->tail->next = first;
@@ -92,6 +106,7 @@ void pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last) {
     pthread_mutex_unlock(&q->lock);
     if (was_empty && q->wake)
         q->wake(q->wake_arg);
+    return 0;
 }
 
 int pc_cbq_pending(pc_cbq_t *q) {
@@ -101,7 +116,7 @@ int pc_cbq_pending(pc_cbq_t *q) {
     return n;
 }
 
-void pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it) { pc_cbq_push_chain(q, it, it); }
+int pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it) { return pc_cbq_push_chain(q, it, it); }
 
 int pc_cbq_poll(pc_cbq_t *q, int timeout_ms) {
     struct timespec dl;
@@ -123,15 +138,33 @@ int pc_cbq_poll(pc_cbq_t *q, int timeout_ms) {
     return n;
 }
 
+/* Poll mode's drain: runs what is queued, also what those callbacks push,
+ * and starts refusing in the same hold of the lock that found it empty. */
+static void drain_here(pc_cbq_t *q) {
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        pc_cb_item_t *it = take_all(q);
+        if (!it)
+            q->refusing = 1;
+        pthread_mutex_unlock(&q->lock);
+        if (!it)
+            return;
+        run_items(it);
+    }
+}
+
 void pc_cbq_shutdown(pc_cbq_t *q) {
     pthread_mutex_lock(&q->lock);
+    int first = !q->stopping;
     q->stopping = 1;
     pthread_cond_broadcast(&q->cond);
     pthread_mutex_unlock(&q->lock);
+    if (!first)
+        return; /* the thread is joined once */
     if (q->own_thread)
         pthread_join(q->thread, NULL);
     else
-        pc_cbq_poll(q, 0); /* poll mode: outcomes still owed run here */
+        drain_here(q); /* poll mode: outcomes still owed run here */
 }
 
 void pc_cbq_free(pc_cbq_t *q) {

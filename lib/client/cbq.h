@@ -13,7 +13,8 @@ typedef struct pc_cbq {
     pthread_cond_t cond;
     pc_cb_item_t *head, *tail;
     int own_thread;  /* "thread" mode: a callback thread drains it */
-    int stopping;
+    int stopping;    /* pc_cbq_shutdown began: the drain runs what is queued */
+    int refusing;    /* the drain found it empty: pushes are refused */
     pthread_t thread;
     int running;     /* callbacks being run right now */
     int inited;      /* lock and cond exist: pc_cbq_init ran, pc_cbq_free not yet */
@@ -24,16 +25,20 @@ typedef struct pc_cbq {
 } pc_cbq_t;
 
 int pc_cbq_init(pc_cbq_t *q, int own_thread);
-/* Any thread. */
-void pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it);
-/* Any thread: appends first..last (already linked by next) with one wake-up. */
-void pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last);
+/* Any thread. 0 when queued (it will run); -1 when refused because
+ * pc_cbq_shutdown's drain is over (nothing would run it): the item stays
+ * the caller's. */
+int pc_cbq_push(pc_cbq_t *q, pc_cb_item_t *it);
+/* Any thread: appends first..last (already linked by next) with one
+ * wake-up; 0, or -1 as pc_cbq_push. */
+int pc_cbq_push_chain(pc_cbq_t *q, pc_cb_item_t *first, pc_cb_item_t *last);
 /* Runs queued items on the caller's thread, waiting up to timeout_ms for one. */
 int pc_cbq_poll(pc_cbq_t *q, int timeout_ms);
 /* 1 if callbacks are queued. Any thread. */
 int pc_cbq_pending(pc_cbq_t *q);
-/* Drains everything, stops the thread. Not from a callback. The queue stays
- * usable (pending, poll: nothing to run) until pc_cbq_free. */
+/* Refuses pushes from now on, runs what was queued, stops the thread. Not
+ * from a callback. The queue stays usable (pending, poll: nothing to run)
+ * until pc_cbq_free. */
 void pc_cbq_shutdown(pc_cbq_t *q);
 /* Frees the lock and condition; a queue never initialised (zeroed) is fine. */
 void pc_cbq_free(pc_cbq_t *q);

@@ -5,7 +5,9 @@
  * application threads and only post closures to the loop; the only lock
  * here guards the registry. Shutdown order: handles, calls still running
  * on the loop (partition counts), connections, loop, callback queue — so
- * every pending operation gets its outcome first.
+ * every pending operation gets its outcome first. Once close has taken
+ * the list of handles no new one registers (CLOSED), so every handle's
+ * close runs while the loop still does.
  *
  * threadingMode=loop: the loop gets no thread and the callback queue none;
  * pulsarc_client_step() turns the loop and then runs the callbacks on the
@@ -33,7 +35,7 @@ pulsarc_err_t pc_client_parse_topic(pulsarc_client_t *c, const char *name, pc_to
 
 pulsarc_err_t pc_client_register(pulsarc_client_t *c, pc_handle_t *h) {
     pthread_mutex_lock(&c->lock);
-    int closed = c->closed;
+    int closed = c->closing || c->closed;
     if (!closed) {
         h->next = c->handles;
         c->handles = h;
@@ -338,6 +340,10 @@ static void *closer_main(void *arg) {
 
 static closer_t *start_closers(pulsarc_client_t *c, pc_op_t *all, size_t *n) {
     pthread_mutex_lock(&c->lock);
+    /* In the same hold as the list is taken: a handle registered after it
+     * would never be closed, and its close posted after the loop stopped
+     * would be lost (a partitioned handle's partition watch with it). */
+    c->closing = 1;
     *n = 0;
     for (pc_handle_t *h = c->handles; h; h = h->next)
         (*n)++;

@@ -37,8 +37,9 @@ struct pulsarc_client_s {
     pc_cbq_t cbq;
     int op_timeout_ms;
     pc_memlimit_t memlimit;   /* memoryLimitBytes, shared by all producers */
-    pthread_mutex_t lock;     /* guards handles and closed */
+    pthread_mutex_t lock;     /* guards handles, closing and closed */
     pc_handle_t *handles;
+    int closing;              /* close took its list of handles: none registers after */
     int closed;
     struct pc_call_list {     /* loop thread: calls client close cancels (request.h) */
         struct pc_call *head;

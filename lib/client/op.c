@@ -66,11 +66,11 @@ void pc_op_add(pc_op_t *op, int n) {
     pthread_mutex_unlock(&op->lock);
 }
 
-void pc_op_done(pc_op_t *op, pulsarc_err_t err, const char *msg) {
+int pc_op_done(pc_op_t *op, pulsarc_err_t err, const char *msg) {
     pthread_mutex_lock(&op->lock);
     if (op->done) {
         pthread_mutex_unlock(&op->lock);
-        return;
+        return 0;
     }
     if (err && !op->err) {
         op->err = err;
@@ -83,8 +83,9 @@ void pc_op_done(pc_op_t *op, pulsarc_err_t err, const char *msg) {
     if (complete && !q)
         pthread_cond_broadcast(&op->cond);
     pthread_mutex_unlock(&op->lock);
-    if (q) /* the last touch: the callback may free op */
-        pc_cbq_push(q, &op->item);
+    /* The last touch when queued: the callback may free op. Refused, the
+     * callback never runs and op stays with whoever completed it. */
+    return q && pc_cbq_push(q, &op->item) != 0;
 }
 
 int pc_op_wait_until(pc_op_t *op, const struct timespec *dl) {

@@ -11,7 +11,9 @@
  *     answer from the broker is dropped.
  *   callbacks: pc_op_call_back makes completion queue the callback on a
  *     pc_cbq_t, which runs it on the callback thread (or in
- *     pulsarc_client_poll) with no library lock held.
+ *     pulsarc_client_poll) with no library lock held. A queue shut down
+ *     by client close refuses it; the completer learns so from
+ *     pc_op_done and answers its caller CLOSED instead.
  *
  * An op can wait for several parts (pc_op_add): it completes when the last
  * part reports; its error is the first one reported. That is a countdown
@@ -103,9 +105,12 @@ void pc_op_add(pc_op_t *op, int n);
 /*
  * One part done with err (msg may be NULL). The first error is kept; the
  * last part completes the op. Reports after completion are ignored. Any
- * thread.
+ * thread. Returns 1 only in the callback form, when this call completed
+ * the op and the callback queue refused the callback (the client closed):
+ * it will never run, and the caller owns op and what fn would have
+ * released; 0 otherwise.
  */
-void pc_op_done(pc_op_t *op, pulsarc_err_t err, const char *msg);
+int pc_op_done(pc_op_t *op, pulsarc_err_t err, const char *msg);
 /* Blocks until completion; returns the op's error and copies its message to errstr. */
 pulsarc_err_t pc_op_wait(pc_op_t *op, char *errstr, size_t errlen);
 /* Blocks until completion or timeout_ms (<0: forever); 1 when completed. */

@@ -193,6 +193,26 @@ START_TEST(test_new_partitions_are_discovered) {
 }
 END_TEST
 
+/*
+ * Destroyed after its client was closed, while it follows the partition
+ * count of the topic it subscribed: the watch goes with the handle and
+ * nothing is left behind (valgrind and ASan see the rest); in between
+ * the handle answers CLOSED.
+ */
+START_TEST(test_destroy_after_client_close) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("watch-closed");
+    make_partitioned(topic, 2, "PUT");
+    const char *kv[] = {"autoUpdatePartitionsInterval", "1", NULL};
+    pulsarc_consumer_t *cons = subscribe(c, topic, kv);
+    ck_assert_int_eq(pulsarc_client_close(c, -1), PULSARC_OK);
+    pulsarc_msg_t *m = NULL;
+    ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, 0), PULSARC_ERR_CLOSED);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 static Suite *multi_suite(void) {
     Suite *s = suite_create("live-multi-topic");
     TCase *tc = tcase_create("multi");
@@ -203,6 +223,10 @@ static Suite *multi_suite(void) {
     tcase_add_test(tc, test_regex_subscription_and_discovery);
     tcase_add_test(tc, test_new_partitions_are_discovered);
     suite_add_tcase(s, tc);
+    TCase *closed = tcase_create("after-client-close");
+    tcase_set_timeout(closed, 120);
+    tcase_add_test(closed, test_destroy_after_client_close);
+    suite_add_tcase(s, closed);
     return s;
 }
 

@@ -9,7 +9,9 @@
  * producer sends get messages once the producer has picked them up, with
  * every send reported once and nothing lost or misrouted.
  */
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "producer_util.h"
 
@@ -282,6 +284,111 @@ START_TEST(test_destroy_while_partitions_are_added) {
 }
 END_TEST
 
+/*
+ * Destroyed after its client was closed, while it follows the partition
+ * count: the watch (a timer and perhaps a lookup on the io thread) goes
+ * with the handle, nothing is left behind (valgrind and ASan see the
+ * rest), and the handle answers CLOSED in between.
+ */
+START_TEST(test_destroy_after_client_close) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("route-watch-closed");
+    pct_create_partitioned(topic, 2);
+    const char *kv[] = {"autoUpdatePartitionsInterval", "1", NULL};
+    pulsarc_producer_t *p = make_producer(c, topic, kv);
+    send_keyed(p, "k");
+    ck_assert_int_eq(pulsarc_client_close(c, -1), PULSARC_OK);
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    pulsarc_msg_set_payload(m, "x", 1, PULSARC_MSG_F_COPY);
+    ck_assert_int_eq(pulsarc_producer_send(p, m, NULL), PULSARC_ERR_CLOSED);
+    pulsarc_msg_destroy(m);
+    ck_assert_int_eq(pulsarc_producer_flush_async(p, NULL, NULL), PULSARC_ERR_CLOSED);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+/*
+ * A producer asked for while the client is closing, after close took its
+ * list of handles: refused with CLOSED. Admitted, it was never closed by
+ * the client's close, and its own close, posted to the stopped loop, never
+ * cancelled its partition watch, which then kept the handle (and itself)
+ * alive after destroy. The close is held open deterministically: with a
+ * callback thread a consumer's close waits for its receive_async
+ * callbacks, and the test's callback waits at a gate until the producer
+ * was asked for. Loop mode closes handles inline with no such wait, so
+ * there the window cannot be held and the check does not apply.
+ */
+typedef struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int entered, released;
+} gate_t;
+
+static int gate_wait(gate_t *g, const int *flag) { /* bounded; returns the flag */
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 30;
+    pthread_mutex_lock(&g->lock);
+    while (!*flag && pthread_cond_timedwait(&g->cond, &g->lock, &dl) == 0)
+        ;
+    int v = *flag;
+    pthread_mutex_unlock(&g->lock);
+    return v;
+}
+
+static void gate_set(gate_t *g, int *flag) {
+    pthread_mutex_lock(&g->lock);
+    *flag = 1;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void held_callback(pulsarc_consumer_t *c, pulsarc_err_t err, pulsarc_msg_t *m, void *opaque) {
+    gate_t *g = opaque;
+    (void)c;
+    ck_assert_int_eq(err, PULSARC_ERR_CLOSED); /* nothing was sent: only close answers it */
+    pulsarc_msg_destroy(m);
+    gate_set(g, &g->entered);
+    gate_wait(g, &g->released);
+}
+
+static void *close_client(void *arg) {
+    ck_assert_int_eq(pulsarc_client_close(arg, -1), PULSARC_OK);
+    return NULL;
+}
+
+START_TEST(test_new_producer_refused_while_client_closes) {
+    if (pct_loop_mode())
+        return;
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("route-watch-closing");
+    pct_create_partitioned(topic, 2);
+    pulsarc_consumer_t *cons = make_consumer(c, pct_topic("route-watch-gate"), "Exclusive");
+    gate_t g = {.entered = 0};
+    pthread_mutex_init(&g.lock, NULL);
+    pthread_cond_init(&g.cond, NULL);
+    ck_assert_int_eq(pulsarc_consumer_receive_async(cons, held_callback, &g), PULSARC_OK);
+    pthread_t closer;
+    pthread_create(&closer, NULL, close_client, c);
+    ck_assert_msg(gate_wait(&g, &g.entered), "client close never closed the consumer");
+    pulsarc_conf_t *conf = pct_conf((const char *[]){"autoUpdatePartitionsInterval", "1", NULL});
+    pulsarc_producer_t *p = NULL;
+    char err[256] = "";
+    pulsarc_err_t e = pulsarc_producer_new(c, topic, conf, &p, err, sizeof err);
+    pulsarc_conf_destroy(conf);
+    gate_set(&g, &g.released);
+    pthread_join(closer, NULL);
+    pulsarc_producer_destroy(p); /* NULL when refused */
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    pthread_mutex_destroy(&g.lock);
+    pthread_cond_destroy(&g.cond);
+    ck_assert_msg(e == PULSARC_ERR_CLOSED, "producer asked for during client close: %s (%s)",
+                  pulsarc_strerror(e), err);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("producer-partitioned");
     TCase *t = tcase_create("partitioned");
@@ -295,6 +402,11 @@ static Suite *suite(void) {
     tcase_add_test(t, test_follows_added_partitions);
     tcase_add_test(t, test_destroy_while_partitions_are_added);
     suite_add_tcase(s, t);
+    TCase *closed = tcase_create("after-client-close");
+    tcase_set_timeout(closed, 120);
+    tcase_add_test(closed, test_destroy_after_client_close);
+    tcase_add_test(closed, test_new_producer_refused_while_client_closes);
+    suite_add_tcase(s, closed);
     return s;
 }
 

@@ -3,7 +3,9 @@
  * waiting receivers behind every receive: messages reach pending receives
  * (sync or async) one each, oldest first; closing completes each pending
  * one once with PULSARC_ERR_CLOSED (before close returns when the client
- * has a callback thread); a callback may ask for the next message; the
+ * has a callback thread), and one asked for once the consumer is closing
+ * is refused at once, so a callback that always asks again cannot keep
+ * close waiting; a callback may ask for the next message; the
  * zero-queue consumer asks the broker for exactly one message per pending
  * receive; a multi-topic consumer serves them from all its members; end
  * of topic completes pending ones; a listener refuses them; interceptors'
@@ -257,17 +259,97 @@ START_TEST(test_close_completes_pending) {
     ck_assert_int_eq(await_calls(&s, 5), 5);
     pthread_join(th, NULL);
     ck_assert_int_eq(r.err, PULSARC_ERR_CLOSED);
-    /* After close: answered at once, with CLOSED. */
-    ck_assert_int_eq(pulsarc_consumer_receive_async(cons, on_receive, &tickets[5]), PULSARC_OK);
-    ck_assert_int_eq(await_calls(&s, 6), 6);
+    /* After close: refused at once with CLOSED, no callback. */
+    ck_assert_int_eq(pulsarc_consumer_receive_async(cons, on_receive, &tickets[5]), PULSARC_ERR_CLOSED);
     pulsarc_consumer_destroy(cons);
     pulsarc_client_destroy(c); /* runs whatever was still queued: nothing must be */
-    ck_assert_int_eq(s.n, 6);
-    for (int k = 0; k < 6; k++) {
+    ck_assert_int_eq(s.n, 5);
+    for (int k = 0; k < 5; k++) {
         ck_assert_int_eq(s.err[k], PULSARC_ERR_CLOSED);
         ck_assert_int_eq(s.calls[k], 1);
     }
     seen_free(&s);
+}
+END_TEST
+
+/*
+ * A callback that asks again whatever it got, CLOSED included: the ask
+ * made once the consumer is closing is refused at once (CLOSED returned,
+ * no callback), so close, which waits for the callbacks it completed,
+ * returns. Without that each callback would owe the next one and close
+ * would wait for ever; the hang bound turns that into a failure.
+ */
+typedef struct rearm {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int callbacks;            /* callbacks run */
+    int refused;              /* re-arms answered CLOSED by the call itself */
+    int closed;               /* the closer thread's close returned */
+} rearm_t;
+
+static void rearm_always(pulsarc_consumer_t *c, pulsarc_err_t err, pulsarc_msg_t *m, void *opaque) {
+    rearm_t *r = opaque;
+    (void)err;
+    pulsarc_msg_destroy(m);
+    pulsarc_err_t again = pulsarc_consumer_receive_async(c, rearm_always, r);
+    ck_assert(again == PULSARC_OK || again == PULSARC_ERR_CLOSED);
+    pthread_mutex_lock(&r->lock);
+    r->callbacks++;
+    r->refused += again == PULSARC_ERR_CLOSED;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Waits (bounded) until *field, one of r's counters, reaches n; returns it. */
+static int rearm_wait(rearm_t *r, const int *field, int n) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += HANG_MS / 1000;
+    pthread_mutex_lock(&r->lock);
+    while (*field < n && pthread_cond_timedwait(&r->cond, &r->lock, &dl) == 0)
+        ;
+    int got = *field;
+    pthread_mutex_unlock(&r->lock);
+    return got;
+}
+
+static void *close_consumer(void *arg) {
+    void **a = arg;
+    rearm_t *r = a[1];
+    ck_assert_int_eq(pulsarc_consumer_close(a[0]), PULSARC_OK);
+    pthread_mutex_lock(&r->lock);
+    r->closed = 1;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+    return NULL;
+}
+
+START_TEST(test_close_with_callback_that_always_rearms) {
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("ra-rearm");
+    pulsarc_consumer_t *cons = plain_consumer(c, topic);
+    rearm_t r = {.callbacks = 0};
+    pthread_mutex_init(&r.lock, NULL);
+    pthread_cond_init(&r.cond, NULL);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pulsarc_consumer_receive_async(cons, rearm_always, &r), PULSARC_OK);
+    pct_send_tagged(c, topic, "m", 5); /* callbacks run and re-arm before the close */
+    ck_assert_int_eq(rearm_wait(&r, &r.callbacks, 5), 5);
+    void *args[2] = {cons, &r};
+    pthread_t th; /* close on a thread of its own: a close that never returns fails the bound */
+    pthread_create(&th, NULL, close_consumer, args);
+    ck_assert_msg(rearm_wait(&r, &r.closed, 1) == 1,
+                  "close did not return within %d ms: it waits behind re-armed callbacks", HANG_MS);
+    pthread_join(th, NULL);
+    /* The 3 receives in line at the close got CLOSED, and each re-arm was refused. */
+    ck_assert_int_eq(rearm_wait(&r, &r.refused, 3), 3);
+    ck_assert_int_eq(pulsarc_consumer_receive_async(cons, rearm_always, &r), PULSARC_ERR_CLOSED);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    ck_assert_int_eq(r.callbacks, 8);
+    ck_assert_int_eq(r.refused, 3);
+    pthread_mutex_destroy(&r.lock);
+    pthread_cond_destroy(&r.cond);
 }
 END_TEST
 
@@ -527,6 +609,7 @@ static Suite *receive_async_suite(void) {
     tcase_add_test(tc, test_mixed_with_sync_receive);
     tcase_add_test(tc, test_close_completes_pending);
     tcase_add_test(tc, test_receive_async_from_callback);
+    tcase_add_test(tc, test_close_with_callback_that_always_rearms);
     tcase_add_test(tc, test_zero_queue_asks_one_per_receive);
     tcase_add_test(tc, test_multi_topic_serves_pending);
     tcase_add_test(tc, test_end_of_topic_completes_pending);

@@ -6,7 +6,9 @@
  * the waiter, and the callback form runs through the callback queue only.
  * A line of waiting ops hands out in arrival order, takes a timed-out op
  * off, fails everything on close, and a waiter whose op was taken by a
- * giver just before its deadline still gets that giver's outcome.
+ * giver just before its deadline still gets that giver's outcome. A
+ * callback queue shut down refuses a callback and the completer hears it,
+ * while what callbacks push during the shutdown's drain still runs.
  */
 #include <pthread.h>
 #include <string.h>
@@ -106,6 +108,74 @@ START_TEST(test_callback_through_queue) {
 }
 END_TEST
 
+/*
+ * A callback queue shut down refuses a completion's callback, under its
+ * lock, and the completer hears it: the callback never runs and the op is
+ * the completer's again (it answers its caller CLOSED). Both modes: a
+ * callback thread that has exited, and the poll mode's drain.
+ */
+static void refused_after_shutdown(int own_thread) {
+    pc_cbq_t q;
+    ck_assert_int_eq(pc_cbq_init(&q, own_thread), 0);
+    pc_op_t before, after;
+    seen_t s1 = {0, PULSARC_OK}, s2 = {0, PULSARC_OK};
+    pc_op_init(&before);
+    pc_op_call_back(&before, &q, on_done, &s1);
+    ck_assert_int_eq(pc_op_done(&before, PULSARC_OK, NULL), 0); /* queued: the drain runs it */
+    pc_cbq_shutdown(&q);
+    ck_assert_int_eq(s1.calls, 1);
+    pc_op_init(&after);
+    pc_op_call_back(&after, &q, on_done, &s2);
+    ck_assert_int_eq(pc_op_done(&after, PULSARC_ERR_CLOSED, NULL), 1);
+    ck_assert_int_eq(pc_op_done(&after, PULSARC_OK, NULL), 0); /* completed: nothing more */
+    ck_assert_int_eq(pc_cbq_pending(&q), 0);
+    ck_assert_int_eq(pc_cbq_poll(&q, 0), 0);
+    ck_assert_int_eq(s2.calls, 0);
+    pc_cbq_free(&q);
+    pc_op_destroy(&before);
+    pc_op_destroy(&after);
+}
+
+START_TEST(test_refused_after_shutdown_thread) { refused_after_shutdown(1); }
+END_TEST
+
+START_TEST(test_refused_after_shutdown_poll) { refused_after_shutdown(0); }
+END_TEST
+
+/* A callback run by the drain that pushes another: accepted and run by
+ * the same drain, not refused (the queue refuses only once it is empty). */
+typedef struct chain {
+    pc_cbq_t *q;
+    pc_op_t next;
+    seen_t seen;
+    int pushed_refused;
+} chain_t;
+
+static void push_next(pc_op_t *op, void *arg) {
+    chain_t *ch = arg;
+    (void)op;
+    pc_op_init(&ch->next);
+    pc_op_call_back(&ch->next, ch->q, on_done, &ch->seen);
+    ch->pushed_refused = pc_op_done(&ch->next, PULSARC_OK, NULL);
+}
+
+START_TEST(test_drain_runs_what_callbacks_push) {
+    pc_cbq_t q;
+    ck_assert_int_eq(pc_cbq_init(&q, 0), 0); /* poll mode: the shutdown's drain runs it */
+    chain_t ch = {.q = &q, .seen = {0, PULSARC_OK}, .pushed_refused = -1};
+    pc_op_t first;
+    pc_op_init(&first);
+    pc_op_call_back(&first, &q, push_next, &ch);
+    ck_assert_int_eq(pc_op_done(&first, PULSARC_OK, NULL), 0);
+    pc_cbq_shutdown(&q);
+    ck_assert_int_eq(ch.pushed_refused, 0);
+    ck_assert_int_eq(ch.seen.calls, 1);
+    pc_cbq_free(&q);
+    pc_op_destroy(&first);
+    pc_op_destroy(&ch.next);
+}
+END_TEST
+
 START_TEST(test_queue_order_and_remove) {
     pc_op_queue_t q = {NULL, NULL};
     pc_op_t a, b, c;
@@ -201,6 +271,9 @@ static Suite *op_suite(void) {
     tcase_add_test(tc, test_message_defaults_to_error_name);
     tcase_add_test(tc, test_wakes_waiter);
     tcase_add_test(tc, test_callback_through_queue);
+    tcase_add_test(tc, test_refused_after_shutdown_thread);
+    tcase_add_test(tc, test_refused_after_shutdown_poll);
+    tcase_add_test(tc, test_drain_runs_what_callbacks_push);
     tcase_add_test(tc, test_queue_order_and_remove);
     tcase_add_test(tc, test_queue_wait_times_out_off_the_line);
     tcase_add_test(tc, test_queue_wait_popped_before_deadline_wins);

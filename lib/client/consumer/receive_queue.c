@@ -353,6 +353,12 @@ typedef struct receive_async {
     void *opaque;
 } receive_async_t;
 
+/* One receive_async callback fewer owed: the last wakes the closers waiting. Lock held. */
+static void callback_settled_locked(pulsarc_consumer_t *c) {
+    if (--c->receive_callbacks == 0)
+        pc_op_queue_complete_all(&c->drain_line, PULSARC_OK, NULL);
+}
+
 /* Callback thread (or pulsarc_client_poll), no library lock held. */
 static void receive_async_done(pc_op_t *op, void *arg) {
     receive_async_t *ra = arg;
@@ -369,21 +375,32 @@ static void receive_async_done(pc_op_t *op, void *arg) {
         pc_consumer_icpts_before_consume(c, &m, 1);
     cb(c, err, err ? NULL : m, opaque);
     pthread_mutex_lock(&c->lock);
-    if (--c->receive_callbacks == 0)
-        pc_op_queue_complete_all(&c->drain_line, PULSARC_OK, NULL); /* wakes the closers waiting */
+    callback_settled_locked(c);
     pthread_mutex_unlock(&c->lock);
     pc_consumer_unref(c);
+}
+
+/*
+ * The client closed between the take and the hand-off: its callback queue
+ * refused the callback, so nothing calls back; the caller hears CLOSED
+ * and what receive_async_done would release is released here.
+ */
+static pulsarc_err_t receive_async_refused(receive_async_t *ra) {
+    pulsarc_consumer_t *c = ra->c;
+    pulsarc_msg_destroy(ra->r.msg); /* taken just now; the consumer is closed */
+    pc_op_destroy(&ra->r.op);
+    free(ra);
+    pthread_mutex_lock(&c->lock);
+    callback_settled_locked(c);
+    pthread_mutex_unlock(&c->lock);
+    pc_consumer_unref(c);
+    return PULSARC_ERR_CLOSED;
 }
 
 pulsarc_err_t pulsarc_consumer_receive_async(pulsarc_consumer_t *c, pulsarc_receive_cb cb,
                                              void *opaque) {
     if (!c || !cb)
         return PULSARC_ERR_INVALID_ARG;
-    pthread_mutex_lock(&c->client->lock);
-    int client_closed = c->client->closed;
-    pthread_mutex_unlock(&c->client->lock);
-    if (client_closed)
-        return PULSARC_ERR_CLOSED; /* its callback queue is gone: nothing could call back */
     receive_async_t *ra = calloc(1, sizeof *ra);
     if (!ra)
         return PULSARC_ERR_NOMEM;
@@ -396,6 +413,16 @@ pulsarc_err_t pulsarc_consumer_receive_async(pulsarc_consumer_t *c, pulsarc_rece
     pulsarc_consumer_t *flow = NULL;
     pulsarc_err_t err = PULSARC_OK;
     pthread_mutex_lock(&c->lock);
+    if (c->closing) {
+        /* Refused at once, no callback: one owed now would keep a close
+         * waiting for its callbacks (pc_queue_wait_callbacks) behind a
+         * callback that re-arms on CLOSED, for ever. */
+        pthread_mutex_unlock(&c->lock);
+        pc_consumer_unref(c);
+        pc_op_destroy(&ra->r.op);
+        free(ra);
+        return PULSARC_ERR_CLOSED;
+    }
     c->receive_callbacks++;
     int now = 1;
     if (c->listener)
@@ -408,8 +435,8 @@ pulsarc_err_t pulsarc_consumer_receive_async(pulsarc_consumer_t *c, pulsarc_rece
     pthread_mutex_unlock(&c->lock);
     if (flow)
         post_flow(flow);
-    if (now)
-        pc_op_done(&ra->r.op, err, NULL);
+    if (now && pc_op_done(&ra->r.op, err, NULL))
+        return receive_async_refused(ra);
     if (tell) {
         c->ops->receiver_queued(c);
         pc_consumer_unref(c);

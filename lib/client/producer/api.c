@@ -267,15 +267,25 @@ static void on_flushed(pc_op_t *op, void *arg) {
     free(fc);
 }
 
+/*
+ * The client closed and its callback queue refused on_flushed: nothing
+ * ever calls back, so the caller hears CLOSED and what on_flushed would
+ * release is released here. Whatever completes the op last learns of the
+ * refusal; after a client close that is this call (the closed producers
+ * owe no parts).
+ */
+static pulsarc_err_t flush_refused(flush_call_t *fc) {
+    pc_op_done(&fc->p->flushes_out, PULSARC_OK, NULL);
+    pc_producer_unref(fc->p);
+    pc_op_destroy(&fc->op);
+    free(fc);
+    return PULSARC_ERR_CLOSED;
+}
+
 pulsarc_err_t pulsarc_producer_flush_async(pulsarc_producer_t *p, pulsarc_flush_cb cb,
                                            void *opaque) {
     if (!p)
         return PULSARC_ERR_INVALID_ARG;
-    pthread_mutex_lock(&p->client->lock);
-    int client_closed = p->client->closed;
-    pthread_mutex_unlock(&p->client->lock);
-    if (client_closed) /* its callback queue is gone: cb could never run, and close would wait for it */
-        return PULSARC_ERR_CLOSED;
     flush_call_t *fc = calloc(1, sizeof *fc);
     if (!fc)
         return PULSARC_ERR_NOMEM;
@@ -289,7 +299,8 @@ pulsarc_err_t pulsarc_producer_flush_async(pulsarc_producer_t *p, pulsarc_flush_
     pulsarc_err_t err = p->ops->flush_async(p, &fc->op);
     /* Parts already added still report (to a callback form with OK or not),
      * so the op completes either way; the error only decides what it says. */
-    pc_op_done(&fc->op, err, err ? "flush could not start on every partition" : NULL);
+    if (pc_op_done(&fc->op, err, err ? "flush could not start on every partition" : NULL))
+        return flush_refused(fc);
     return PULSARC_OK;
 }
 
