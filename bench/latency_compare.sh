@@ -8,7 +8,8 @@
 #    as the saturation bench (1 ms / 1,000 / 128 KiB), SECONDS (10) per run
 #    after a warm-up second; a fresh topic per run.
 #  - Latency is measured from each message's intended send time, so a
-#    stalled sender is charged for every message it held back; p50, p99,
+#    stalled sender is charged for every message it held back (each round
+#    also prints how far the paced loop itself fell behind); p50, p99,
 #    p99.9 and max are medians over PAIRS (2) rounds, min-max beside them.
 #  - Live needs PULSAR_SERVICE_URL (test/broker/run-with-broker.sh); --sink
 #    starts build/bench/replay_server on PORT (6657).
@@ -72,7 +73,7 @@ run() {
         return 0
     fi
     echo "$client $rate $mode $(echo "$line" | kv p50_ms) $(echo "$line" | kv p99_ms) $(echo "$line" | kv p999_ms) $(echo "$line" | kv max_ms)" >>"$ROWS"
-    echo "  round $round: $client $rate msg/s $mode: p50 $(echo "$line" | kv p50_ms) p99 $(echo "$line" | kv p99_ms) p99.9 $(echo "$line" | kv p999_ms) max $(echo "$line" | kv max_ms) ms"
+    echo "  round $round: $client $rate msg/s $mode: p50 $(echo "$line" | kv p50_ms) p99 $(echo "$line" | kv p99_ms) p99.9 $(echo "$line" | kv p999_ms) max $(echo "$line" | kv max_ms) ms (sender behind by up to $(echo "$line" | kv sender_late_ms) ms)"
 }
 
 echo "$WHERE; $SIZE B; $SECONDS_PER_RUN s per run; pairs $PAIRS"

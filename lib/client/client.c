@@ -27,6 +27,10 @@ pulsarc_err_t pc_client_post(pulsarc_client_t *c, pc_loop_fn fn, void *arg) {
     return pc_loop_post(c->loop, fn, arg);
 }
 
+pulsarc_err_t pc_client_post_within(pulsarc_client_t *c, pc_loop_fn fn, void *arg, int64_t within_us) {
+    return pc_loop_post_within(c->loop, fn, arg, within_us);
+}
+
 pulsarc_err_t pc_client_parse_topic(pulsarc_client_t *c, const char *name, pc_topic_t *t,
                                     char *errstr, size_t errlen) {
     return pc_topic_parse(name, pc_conf_str(c->conf, PC_PROP_DEFAULT_TENANT),

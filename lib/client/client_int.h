@@ -49,6 +49,8 @@ struct pulsarc_client_s {
 
 /* Runs fn(arg) on the loop thread; CLOSED if the client is shutting down. */
 pulsarc_err_t pc_client_post(pulsarc_client_t *c, pc_loop_fn fn, void *arg);
+/* As pc_client_post, for work that may wait within_us for the loop to wake (pc_loop_post_within). */
+pulsarc_err_t pc_client_post_within(pulsarc_client_t *c, pc_loop_fn fn, void *arg, int64_t within_us);
 pulsarc_err_t pc_client_register(pulsarc_client_t *c, pc_handle_t *h);
 void pc_client_unregister(pulsarc_client_t *c, pc_handle_t *h);
 /* Sets h->report under the registry lock: for a handle that is registered

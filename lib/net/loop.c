@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -44,6 +45,8 @@ struct pc_loop {
     int stopping;
     int holds; /* promised post_held() calls still to come */
     int sleeping; /* the thread is in (or entering) epoll_wait with an empty queue */
+    int wake_sent;     /* the eventfd was written since the loop last went to sleep */
+    int64_t wakes_at_us; /* when a sleeping loop wakes on its own (INT64_MAX: never) */
     pc_timer_t **heap;
     size_t nheap, capheap;
     pc_defer_t *deferred; /* loop thread only: runs after the current batch */
@@ -185,8 +188,30 @@ void pc_io_del(pc_loop_t *l, pc_io_t *io) {
 
 /* ---- cross-thread posts ---- */
 
+static int64_t now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * Under lock: whether a post must write the eventfd. Only a sleeping loop
+ * needs it, and only once per sleep. A post that may wait within_us (>= 0)
+ * lets the loop sleep on when it wakes by then anyway: at high send rates
+ * that saves a thread wake-up per message. A threadless loop is asleep
+ * whenever the application is not stepping, and its epoll fd must stay
+ * readable while posts wait.
+ */
+static int needs_wake(pc_loop_t *l, int64_t within_us) {
+    if (l->threadless)
+        return l->head == NULL;
+    if (!l->sleeping || l->wake_sent)
+        return 0;
+    return within_us < 0 || l->wakes_at_us > now_us() + within_us;
+}
+
 /* Queues p, whose fields are set; CLOSED (p not linked) once stopping. */
-static pulsarc_err_t enqueue(pc_loop_t *l, pc_post_node_t *p, int held) {
+static pulsarc_err_t enqueue(pc_loop_t *l, pc_post_node_t *p, int held, int64_t within_us) {
     pthread_mutex_lock(&l->lock);
     if (l->stopping && !held) {
         pthread_mutex_unlock(&l->lock);
@@ -195,11 +220,9 @@ static pulsarc_err_t enqueue(pc_loop_t *l, pc_post_node_t *p, int held) {
     p->next = NULL;
     if (held)
         l->holds--;
-    /* An awake loop looks at the queue before it sleeps again: only a post
-     * into the empty queue of a sleeping loop needs the eventfd. A
-     * threadless loop is asleep whenever the application is not stepping,
-     * and its epoll fd must stay readable while posts wait. */
-    int wake = l->head == NULL && (l->sleeping || l->threadless);
+    /* An awake loop looks at the queue before it sleeps again. */
+    int wake = needs_wake(l, within_us);
+    l->wake_sent |= wake;
     if (l->tail)
         l->tail->next = p;
     else
@@ -229,7 +252,17 @@ pulsarc_err_t pc_loop_post(pc_loop_t *l, pc_loop_fn fn, void *arg) {
     pc_post_node_t *p = heap_node(fn, arg);
     if (!p)
         return PULSARC_ERR_NOMEM;
-    pulsarc_err_t err = enqueue(l, p, 0);
+    pulsarc_err_t err = enqueue(l, p, 0, -1);
+    if (err)
+        free(p);
+    return err;
+}
+
+pulsarc_err_t pc_loop_post_within(pc_loop_t *l, pc_loop_fn fn, void *arg, int64_t within_us) {
+    pc_post_node_t *p = heap_node(fn, arg);
+    if (!p)
+        return PULSARC_ERR_NOMEM;
+    pulsarc_err_t err = enqueue(l, p, 0, within_us < 0 ? 0 : within_us);
     if (err)
         free(p);
     return err;
@@ -239,7 +272,7 @@ pulsarc_err_t pc_loop_post_node(pc_loop_t *l, pc_post_node_t *node, pc_loop_fn f
     node->fn = fn;
     node->arg = arg;
     node->heap = 0;
-    return enqueue(l, node, 0);
+    return enqueue(l, node, 0, -1);
 }
 
 void pc_loop_hold(pc_loop_t *l) {
@@ -252,7 +285,7 @@ void pc_loop_post_held(pc_loop_t *l, pc_loop_fn fn, void *arg) {
     pc_post_node_t *p;
     while (!(p = heap_node(fn, arg)))
         usleep(1000); /* only on OOM: the promised result must arrive */
-    enqueue(l, p, 1); /* a held post is accepted even while stopping */
+    enqueue(l, p, 1, -1); /* a held post is accepted even while stopping */
 }
 
 static void drain_eventfd(pc_loop_t *l) {
@@ -305,14 +338,22 @@ static void run_deferred(pc_loop_t *l) {
 /*
  * Marks the loop asleep unless posts are waiting; returns the epoll timeout:
  * 0 (just poll the sockets) when there is queued work, so posts made while
- * the loop was awake need no eventfd write.
+ * the loop was awake need no eventfd write. Records when the sleep ends on
+ * its own (a whole millisecond after now_us at most early, never late by
+ * this count), which pc_loop_post_within compares against.
  */
-static int prepare_wait(pc_loop_t *l) {
+static int prepare_wait(pc_loop_t *l, int max_wait_ms) {
+    int wait = next_timeout(l);
+    if (max_wait_ms >= 0 && (wait < 0 || wait > max_wait_ms))
+        wait = max_wait_ms;
+    int64_t wakes_at = wait < 0 ? INT64_MAX : now_us() + (int64_t)wait * 1000;
     pthread_mutex_lock(&l->lock);
     int busy = l->head != NULL;
     l->sleeping = !busy;
+    l->wake_sent = 0;
+    l->wakes_at_us = wakes_at;
     pthread_mutex_unlock(&l->lock);
-    return busy ? 0 : next_timeout(l);
+    return busy ? 0 : wait;
 }
 
 /* After a turn: 1 once stopping and nothing more can arrive. */
@@ -325,9 +366,7 @@ static int should_exit(pc_loop_t *l) {
 
 int pc_loop_iterate(pc_loop_t *l, int max_wait_ms) {
     struct epoll_event evs[64];
-    int wait = prepare_wait(l);
-    if (max_wait_ms >= 0 && (wait < 0 || wait > max_wait_ms))
-        wait = max_wait_ms;
+    int wait = prepare_wait(l, max_wait_ms);
     int n = epoll_wait(l->epfd, evs, 64, wait);
     pthread_mutex_lock(&l->lock);
     l->sleeping = 0;

@@ -53,6 +53,12 @@ typedef struct pc_post_node {
 /* As pc_loop_post, without allocating; CLOSED once the loop is stopping. */
 pulsarc_err_t pc_loop_post_node(pc_loop_t *l, pc_post_node_t *node, pc_loop_fn fn, void *arg);
 /*
+ * As pc_loop_post, for work that may wait up to within_us: a loop asleep
+ * until a timer due by then is not woken early for it (the post runs when
+ * the loop wakes, before that turn's timers).
+ */
+pulsarc_err_t pc_loop_post_within(pc_loop_t *l, pc_loop_fn fn, void *arg, int64_t within_us);
+/*
  * For work done on another thread (name resolution): hold() promises one
  * post_held() later; the loop will not exit before it arrives, and
  * post_held() is accepted even while stopping, so the result is never lost.

@@ -37,6 +37,7 @@
 typedef struct pc_handoff {
     pthread_mutex_t lock;       /* leaf lock: taken alone, or before the loop's */
     send_item_t *head, *tail;
+    int lazy;                   /* the pending drain was posted to wait for the batch timer */
 } pc_handoff_t;
 
 typedef struct pc_topic_producer {
@@ -52,6 +53,7 @@ typedef struct pc_topic_producer {
     size_t schema_version_len;
     pc_timer_t send_timer;
     pc_timer_t batch_timer;
+    atomic_int batch_timer_armed; /* written by the io thread, read by senders choosing a post */
     send_op_t *head, *tail;
     pc_batcher_t batcher;
     int64_t next_seq;
@@ -391,6 +393,7 @@ static void p_fail_all(pc_topic_producer_t *p, pulsarc_err_t err, const char *ms
     send_op_t *op;
     pc_timer_stop(p->base.client->loop, &p->send_timer);
     pc_timer_stop(p->base.client->loop, &p->batch_timer);
+    atomic_store(&p->batch_timer_armed, 0);
     pc_batch_group_t *g = pc_batcher_take(&p->batcher);
     while (g) {
         pc_batch_group_t *next = g->next;
@@ -477,6 +480,7 @@ static void send_group(pc_topic_producer_t *p, pc_batch_group_t *g) {
 
 static void flush_batches(pc_topic_producer_t *p) {
     pc_timer_stop(p->base.client->loop, &p->batch_timer);
+    atomic_store(&p->batch_timer_armed, 0);
     pc_batch_group_t *g = pc_batcher_take(&p->batcher);
     while (g) {
         pc_batch_group_t *next = g->next;
@@ -499,8 +503,10 @@ static void add_to_batch(pc_topic_producer_t *p, send_item_t *it) {
      * send() triggers a flush, instead of idling out the batching delay. */
     if (pc_batcher_full(&p->batcher) || it->waiter)
         flush_batches(p);
-    else if (!pc_timer_active(&p->batch_timer))
+    else if (!pc_timer_active(&p->batch_timer)) {
         pc_timer_start(p->base.client->loop, &p->batch_timer, (p->cfg.batch_delay_us + 999) / 1000);
+        atomic_store(&p->batch_timer_armed, 1);
+    }
 }
 
 static void assign_seq(pc_topic_producer_t *p, send_item_t *it) {
@@ -544,24 +550,53 @@ static void drain_handoff(void *arg) {
 }
 
 /*
+ * How long the drain that carries it may wait for the io thread to wake on
+ * its own, in microseconds; -1: wake it now. An item that only joins a
+ * batch whose timer is already running waits for that timer anyway, so
+ * the loop need not wake once per message (at tens of thousands a second
+ * those wake-ups cost the sending thread more than the send itself).
+ * A stale armed flag (the batch just went) costs at most one more delay.
+ */
+static int64_t handoff_within_us(pc_topic_producer_t *p, const send_item_t *it) {
+    if (!p->cfg.batching || it->waiter || it->txn || it->msg->deliver_at ||
+        it->msg->len > p->cfg.batch_max_bytes || !atomic_load(&p->batch_timer_armed))
+        return -1;
+    return p->cfg.batch_delay_us;
+}
+
+/* Under the hand-off lock: posts a drain (holding a reference on p). */
+static pulsarc_err_t post_drain(pc_topic_producer_t *p, int64_t within_us) {
+    tp_ref(p);
+    pulsarc_err_t err = within_us < 0 ? pc_client_post(p->base.client, drain_handoff, p)
+                                      : pc_client_post_within(p->base.client, drain_handoff, p, within_us);
+    if (err)
+        tp_unref(p); /* never the last: the caller holds one */
+    else
+        p->handoff.lazy = within_us >= 0;
+    return err;
+}
+
+/*
  * Application thread: appends it to the hand-off queue; the first item of
- * an empty queue posts the drain (holding a reference on p). The post is
- * made under the queue's lock so no item joins a drain that failed to post.
+ * an empty queue posts the drain. An item that cannot wait behind a drain
+ * posted lazily posts one more that wakes the loop (a drain finding the
+ * queue empty only drops its reference). The post is made under the
+ * queue's lock so no item joins a drain that failed to post.
  */
 static pulsarc_err_t hand_off(pc_topic_producer_t *p, send_item_t *it) {
     pulsarc_err_t err = PULSARC_OK;
+    int64_t within_us = handoff_within_us(p, it);
     it->next = NULL;
     pthread_mutex_lock(&p->handoff.lock);
     if (p->handoff.tail) {
-        p->handoff.tail->next = it;
-        p->handoff.tail = it;
-    } else {
-        tp_ref(p);
-        err = pc_client_post(p->base.client, drain_handoff, p);
-        if (err)
-            tp_unref(p); /* never the last: the caller holds one */
-        else
-            p->handoff.head = p->handoff.tail = it;
+        if (p->handoff.lazy && within_us < 0)
+            err = post_drain(p, -1);
+        if (!err) {
+            p->handoff.tail->next = it;
+            p->handoff.tail = it;
+        }
+    } else if (!(err = post_drain(p, within_us))) {
+        p->handoff.head = p->handoff.tail = it;
     }
     pthread_mutex_unlock(&p->handoff.lock);
     return err;
