@@ -12,6 +12,13 @@
  * not pass one already waiting, so a large message is never starved by a
  * stream of small ones (at the cost of small ones idling behind it until
  * enough is free). Threads: any.
+ *
+ * The counter itself is atomic: while nobody is in line a reservation and
+ * a release are one atomic operation each, without the mutex (a send
+ * pays no lock here). A sender that goes for the line first counts itself
+ * in `entering`, then tries once more; a release lowers `used` first, then
+ * looks at `entering`; so either the sender sees the freed bytes or the
+ * release sees the sender and takes the mutex to hand them over.
  */
 #ifndef PC_MEMLIMIT_H
 #define PC_MEMLIMIT_H
@@ -25,8 +32,9 @@
 typedef struct pc_memlimit {
     pthread_mutex_t lock;
     int64_t limit;         /* 0: unlimited */
-    int64_t used;
-    pc_op_queue_t line;    /* blocked reservations, oldest first */
+    _Atomic int64_t used;
+    atomic_int entering;   /* senders past the fast path: in line or about to be */
+    pc_op_queue_t line;    /* blocked reservations, oldest first (under lock) */
 } pc_memlimit_t;
 
 void pc_memlimit_init(pc_memlimit_t *m, int64_t limit);
