@@ -163,15 +163,25 @@ static int64_t coarse_now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Callback thread: runs one item's callback, then frees the item. */
-static void run_send_result(pc_cb_item_t *ci) {
-    send_item_t *it = (send_item_t *)((char *)ci - offsetof(send_item_t, cb_item));
-    pc_topic_producer_t *p = it->reporter;
+/*
+ * Callback thread: runs the callbacks of a group of items (linked by next,
+ * in send order; one entry's worth), then gives the items back to their
+ * pool in one go. The group is one callback-queue item and holds one
+ * reference on p, so a receipt costs one hand-off, not one per message.
+ */
+static void run_send_results(pc_cb_item_t *ci) {
+    send_item_t *first = (send_item_t *)((char *)ci - offsetof(send_item_t, cb_item));
+    pc_topic_producer_t *p = first->reporter;
     pulsarc_producer_t *shown = p->owner ? p->owner : &p->base;
-    it->cb(shown, it->err, it->err ? NULL : &it->id, it->msg, it->opaque);
-    pulsarc_msg_destroy(it->msg);
-    pc_item_put(it);
-    if (atomic_fetch_sub(&p->callbacks_queued, 1) == 1) {
+    int n = 0;
+    for (send_item_t *it = first; it; it = it->next, n++) {
+        it->cb(shown, it->err, it->err ? NULL : &it->id, it->msg, it->opaque);
+        pulsarc_msg_destroy(it->msg);
+        it->msg = NULL;
+    }
+    pc_item_put_chain(first);
+    pc_cbq_count_runs(n - 1); /* this queue item ran n callbacks */
+    if (atomic_fetch_sub(&p->callbacks_queued, n) == n) {
         pthread_mutex_lock(&p->lock); /* a close may wait for its last callback */
         pc_op_queue_complete_all(&p->drain_line, PULSARC_OK, NULL);
         pthread_mutex_unlock(&p->lock);
@@ -275,14 +285,19 @@ static pc_op_t *release_slots(pc_topic_producer_t *p, const send_item_t *items, 
     return flushes;
 }
 
-/* Callbacks gathered while completing a chain, pushed in one go. */
+/* Callbacks gathered while completing a chain: one group of items (linked
+ * by next), pushed as one callback-queue item. */
 typedef struct cb_chain {
-    pc_cb_item_t *head, *tail;
+    send_item_t *head, *tail;
 } cb_chain_t;
 
 static void push_chain(pc_topic_producer_t *p, cb_chain_t *ch) {
-    if (ch->head)
-        pc_cbq_push_chain(&p->base.client->cbq, ch->head, ch->tail);
+    if (!ch->head)
+        return;
+    ch->head->cb_item.run = run_send_results;
+    ch->head->cb_item.next = NULL;
+    tp_ref(p); /* the group's, dropped by run_send_results */
+    pc_cbq_push(&p->base.client->cbq, &ch->head->cb_item);
     ch->head = ch->tail = NULL;
 }
 
@@ -293,21 +308,19 @@ static void queue_callback(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_
     if (id)
         it->id = *id;
     it->reporter = p;
-    it->cb_item.run = run_send_result;
-    it->cb_item.next = NULL;
-    tp_ref(p);
+    it->next = NULL;
     struct pulsarc_txn_s *txn = it->txn;
-    if (txn) { /* its callback must be out before a commit waiting on it proceeds */
+    if (txn) /* a group of its own: its callback must be out before a commit waiting on it proceeds */
         push_chain(p, ch);
-        pc_cbq_push(&p->base.client->cbq, &it->cb_item);
-        pc_txn_op_end(txn, err);
-        return;
-    }
     if (ch->tail)
-        ch->tail->next = &it->cb_item;
+        ch->tail->next = it;
     else
-        ch->head = &it->cb_item;
-    ch->tail = &it->cb_item;
+        ch->head = it;
+    ch->tail = it;
+    if (txn) {
+        push_chain(p, ch);
+        pc_txn_op_end(txn, err);
+    }
 }
 
 /* Reports one item whose slot is already released. */

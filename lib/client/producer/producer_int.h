@@ -35,7 +35,8 @@ struct pc_item_pool;
 
 typedef struct send_item {
     /* In exactly one list at a time: the hand-off queue, then an open batch
-     * group or the op that carries it; then its pool's free list. */
+     * group or the op that carries it, then (a callback's) its group on the
+     * callback queue; then its pool's free list. */
     struct send_item *next;
     struct pc_item_pool *pool; /* where it goes back when done (common.c) */
     pulsarc_msg_t *msg;        /* owned when owns_msg */
@@ -76,8 +77,10 @@ typedef struct send_op {
  * Items a handle has finished with, kept for its next sends so that a
  * message costs no allocation of its own: taken by application threads,
  * given back by whichever thread completed the item (io or callback), so
- * under a leaf lock of its own. Holds at most max items, the most that can
- * be pending on it at once (maxPendingMessages).
+ * under a leaf lock of its own. Holds at most max items: twice
+ * maxPendingMessages, because a receipt frees its slots before the callback
+ * thread gives the items back, so pending sends and items still waiting for
+ * their callbacks together may need that many without allocating.
  */
 typedef struct pc_item_pool {
     pthread_mutex_t lock;
@@ -213,6 +216,8 @@ void pc_producer_base_clear(pulsarc_producer_t *p);
 send_item_t *pc_item_get(pulsarc_producer_t *p);
 /* Gives it back to its pool, or frees it when the pool is full; any thread. */
 void pc_item_put(send_item_t *it);
+/* pc_item_put for a chain linked by next: one lock per pool, not per item. */
+void pc_item_put_chain(send_item_t *first);
 /* Senders of a one-topic producer waiting in line for a pending slot (for tests). */
 int pc_topic_producer_slot_waiters(pulsarc_producer_t *p);
 
