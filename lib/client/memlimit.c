@@ -67,11 +67,15 @@ static pulsarc_err_t wait_in_line(pc_memlimit_t *m, const void *owner, int64_t n
     return err;
 }
 
+int pc_memlimit_try(pc_memlimit_t *m, int64_t n) {
+    if (m->limit <= 0 || n <= 0)
+        return 1;
+    return atomic_load(&m->entering) == 0 && try_reserve(m, n);
+}
+
 pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, const atomic_int *stopped,
                                   int64_t n, int block, int timeout_ms) {
-    if (m->limit <= 0 || n <= 0)
-        return PULSARC_OK;
-    if (atomic_load(&m->entering) == 0 && try_reserve(m, n))
+    if (pc_memlimit_try(m, n))
         return PULSARC_OK; /* nobody in line: no lock */
     pulsarc_err_t err = PULSARC_OK;
     pthread_mutex_lock(&m->lock);

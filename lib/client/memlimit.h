@@ -52,6 +52,9 @@ void pc_memlimit_destroy(pc_memlimit_t *m);
  */
 pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, const atomic_int *stopped,
                                   int64_t n, int block, int timeout_ms);
+/* Reserves n bytes only if that needs no wait (nobody in line, they fit);
+ * 1 when reserved. Takes no lock, so it may be called under a caller's. */
+int pc_memlimit_try(pc_memlimit_t *m, int64_t n);
 void pc_memlimit_release(pc_memlimit_t *m, int64_t n);
 /* Fails every reservation of owner still waiting with err (its close). */
 void pc_memlimit_cancel(pc_memlimit_t *m, const void *owner, pulsarc_err_t err, const char *msg);

@@ -10,6 +10,7 @@
  *
  * Threads: application threads only reserve a pending slot (under `lock`)
  * and memory (client memlimit), then append the item to the hand-off queue
+ * (also under `lock`; all three in one lock round when nothing has to wait)
  * that the io thread drains; the io thread owns everything else. Outcomes
  * go to a blocked sender's waiter or to the client's callback queue, never
  * run on the io thread. The object is reference counted because io
@@ -31,11 +32,12 @@
 
 /*
  * Items handed from application threads to the io thread, in submission
- * order. Only the push that finds the queue empty posts a drain to the
- * loop; items pushed while one is pending ride along with it.
+ * order, under the producer's lock (a send then takes its slot and joins
+ * the queue in one lock round). Only the push that finds the queue empty
+ * posts a drain to the loop; items pushed while one is pending ride along
+ * with it.
  */
 typedef struct pc_handoff {
-    pthread_mutex_t lock;       /* leaf lock: taken alone, or before the loop's */
     send_item_t *head, *tail;
 } pc_handoff_t;
 
@@ -115,7 +117,6 @@ static void tp_free(pulsarc_producer_t *bp) {
     pc_topic_producer_t *p = TP(bp);
     pulsarc_producer_t *owner = p->owner;
     pthread_mutex_destroy(&p->lock);
-    pthread_mutex_destroy(&p->handoff.lock);
     pc_op_destroy(&p->create_w);
     pc_op_destroy(&p->close_op);
     complete_flushes(p->flush_line.head); /* none expected: every enqueued item completes */
@@ -189,10 +190,13 @@ static void run_send_results(pc_cb_item_t *ci) {
     tp_unref(p);
 }
 
-static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err, int64_t now) {
+/* now: the coarse clock (0 on failure); hist_now: the clock the send
+ * durations are measured on, read once per completed chain. */
+static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err, int64_t now,
+                    int64_t hist_now) {
     pc_producer_stats_acc_t *s = &p->stats;
     pc_send_hists_record(&(p->owner ? p->owner : &p->base)->send_hists, err != PULSARC_OK,
-                         (uint64_t)(pc_now_ms() - it->queued_ms));
+                         (uint64_t)(hist_now - it->queued_ms));
     if (err) {
         s->send_errors++;
         return;
@@ -264,14 +268,14 @@ static void complete_flushes(pc_op_t *op) {
  * straight to senders in line; the flushes now due are returned, to be
  * completed after the items' own outcomes are out. */
 static pc_op_t *release_slots(pc_topic_producer_t *p, const send_item_t *items, pulsarc_err_t err) {
-    int64_t mem = 0, now = err ? 0 : coarse_now_ms();
+    int64_t mem = 0, now = err ? 0 : coarse_now_ms(), hist_now = pc_now_ms();
     int n = 0, callbacks = 0;
     pthread_mutex_lock(&p->lock);
     for (const send_item_t *it = items; it; it = it->next) {
         mem += it->mem;
         n++;
         callbacks += !it->waiter && it->cb;
-        account(p, it, err, now);
+        account(p, it, err, now, hist_now);
     }
     p->inflight -= n;
     p->completed += (uint64_t)n;
@@ -543,10 +547,10 @@ static void enqueue_item(pc_topic_producer_t *p, send_item_t *it) {
 /* Io thread: takes everything handed off so far, in order. */
 static void drain_handoff(void *arg) {
     pc_topic_producer_t *p = arg;
-    pthread_mutex_lock(&p->handoff.lock);
+    pthread_mutex_lock(&p->lock);
     send_item_t *it = p->handoff.head;
     p->handoff.head = p->handoff.tail = NULL;
-    pthread_mutex_unlock(&p->handoff.lock);
+    pthread_mutex_unlock(&p->lock);
     while (it) {
         send_item_t *next = it->next;
         it->next = NULL;
@@ -557,26 +561,31 @@ static void drain_handoff(void *arg) {
 }
 
 /*
- * Application thread: appends it to the hand-off queue; the first item of
- * an empty queue posts the drain (holding a reference on p). The post is
- * made under the queue's lock so no item joins a drain that failed to post.
+ * Under lock (application thread): appends it to the hand-off queue; the
+ * first item of an empty queue posts the drain (holding a reference on p).
+ * The post is made under the lock so no item joins a drain that failed to
+ * post.
  */
-static pulsarc_err_t hand_off(pc_topic_producer_t *p, send_item_t *it) {
-    pulsarc_err_t err = PULSARC_OK;
+static pulsarc_err_t handoff_push(pc_topic_producer_t *p, send_item_t *it) {
     it->next = NULL;
-    pthread_mutex_lock(&p->handoff.lock);
     if (p->handoff.tail) {
         p->handoff.tail->next = it;
         p->handoff.tail = it;
-    } else {
-        tp_ref(p);
-        err = pc_client_post(p->base.client, drain_handoff, p);
-        if (err)
-            tp_unref(p); /* never the last: the caller holds one */
-        else
-            p->handoff.head = p->handoff.tail = it;
+        return PULSARC_OK;
     }
-    pthread_mutex_unlock(&p->handoff.lock);
+    tp_ref(p);
+    pulsarc_err_t err = pc_client_post(p->base.client, drain_handoff, p);
+    if (err)
+        tp_unref(p); /* never the last: the caller holds one */
+    else
+        p->handoff.head = p->handoff.tail = it;
+    return err;
+}
+
+static pulsarc_err_t hand_off(pc_topic_producer_t *p, send_item_t *it) {
+    pthread_mutex_lock(&p->lock);
+    pulsarc_err_t err = handoff_push(p, it);
+    pthread_mutex_unlock(&p->lock);
     return err;
 }
 
@@ -936,7 +945,6 @@ pulsarc_err_t pc_topic_producer_alloc(pulsarc_client_t *c, const char *topic,
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
     pc_producer_base_init(&p->base, &topic_producer_ops, c, &t, conf);
     pthread_mutex_init(&p->lock, NULL);
-    pthread_mutex_init(&p->handoff.lock, NULL);
     pc_op_init(&p->create_w);
     pc_op_init(&p->close_op);
     p->last_seq_acked = -1;
@@ -1101,12 +1109,42 @@ static void unreserve(pc_topic_producer_t *p, send_item_t *it) {
     complete_flushes(flushes);
 }
 
+/*
+ * The common case in one lock round: a slot free with nobody in line for
+ * one, the bytes fitting the budget without a wait, and the item joining
+ * the hand-off queue under the same lock. 1 when it went; 0 leaves nothing
+ * taken, for the slow path (which also reports why it cannot go).
+ */
+static int submit_fast(pc_topic_producer_t *p, send_item_t *it) {
+    pc_memlimit_t *budget = &p->base.client->memlimit;
+    int64_t mem = (int64_t)it->msg->len;
+    int reserved = 0, queued = 0;
+    it->queued_ms = coarse_now_ms();
+    pthread_mutex_lock(&p->lock);
+    if (!p->closing && !p->slot_line.head && p->inflight < p->cfg.max_pending &&
+        (reserved = pc_memlimit_try(budget, mem)) != 0) {
+        it->mem = mem;
+        queued = handoff_push(p, it) == PULSARC_OK;
+        if (queued) {
+            p->inflight++;
+            p->enqueued++;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (reserved && !queued) { /* the loop is gone: the slow path says so */
+        pc_memlimit_release(budget, mem);
+        it->mem = 0;
+    }
+    return queued;
+}
+
 static pulsarc_err_t tp_submit(pulsarc_producer_t *bp, send_item_t *it) {
     pc_topic_producer_t *p = TP(bp);
     /* The coordinator must know the partition before its first message lands. */
     pulsarc_err_t err = it->txn ? pc_txn_add_partition(it->txn, p->base.topic.full, NULL, 0) : PULSARC_OK;
-    if (!err)
-        err = acquire_slot(p);
+    if (err || submit_fast(p, it))
+        return err;
+    err = acquire_slot(p);
     if (err)
         return err;
     it->mem = (int64_t)it->msg->len;
