@@ -66,7 +66,9 @@ typedef struct send_op {
     pc_buf_t frame;            /* the SEND frame, resent byte for byte: all of it, or */
     const uint8_t *tail;       /* its head only, when the payload is sent from here: */
     size_t tail_len;           /* the message's own bytes, alive until its items complete, */
-    pc_buf_t body;             /* or a batch's records, kept here for resends */
+    pc_buf_t body;             /* or a batch's records, kept here for resends, */
+    int gathered;              /* or only their heads, each record's payload sent from
+                                  its item's message (alive until the items complete) */
     send_item_t *items;        /* completed by this op's receipt; NULL on a non-final chunk */
     int nitems;
     int batched;               /* ids carry batch index and size */
@@ -258,6 +260,9 @@ pc_batch_group_t *pc_batcher_take(pc_batcher_t *b);
 void pc_batch_group_free(pc_batch_group_t *g);
 /* The [u32][SingleMessageMetadata][payload]* concatenation of a group. */
 pulsarc_err_t pc_batch_serialize(const pc_batch_group_t *g, pc_buf_t *out);
+/* Only the [u32][SingleMessageMetadata] heads, back to back; *payload gets
+ * the length the whole concatenation has on the wire. */
+pulsarc_err_t pc_batch_serialize_heads(const pc_batch_group_t *g, pc_buf_t *out, size_t *payload);
 
 /*
  * What framing an entry takes from its producer (entry.c, chunker.c), filled
@@ -300,7 +305,15 @@ void pc_send_op_free(send_op_t *op);
 pulsarc_err_t pc_send_op_frame_borrowed(const pc_entry_conf_t *f, send_op_t *op,
                                         const Pulsar__Proto__MessageMetadata *md,
                                         const uint8_t *payload, size_t len, int num_messages);
-/* Queues the op's frame on conn (head and borrowed payload). */
+/* Frames one uncompressed, unencrypted batch SEND whose records are sent
+ * gathered: op->body holds the records' heads (pc_batch_serialize_heads),
+ * items their payloads, in the same order; len is the records' whole
+ * length. Only the frame's head is written to op->frame; its checksum runs
+ * over the pieces in wire order. */
+pulsarc_err_t pc_send_op_frame_gathered(const pc_entry_conf_t *f, send_op_t *op,
+                                        const Pulsar__Proto__MessageMetadata *md,
+                                        const send_item_t *items, size_t len, int num_messages);
+/* Queues the op's frame on conn (head and borrowed or gathered payload). */
 void pc_send_op_write(const send_op_t *op, struct pc_conn *conn);
 
 /* chunker.c */
