@@ -42,6 +42,9 @@ int pc_cbq_pending(pc_cbq_t *q);
 void pc_cbq_shutdown(pc_cbq_t *q);
 /* Frees the lock and condition; a queue never initialised (zeroed) is fine. */
 void pc_cbq_free(pc_cbq_t *q);
+/* Called by an item's run that ran n callbacks beyond its own one, so
+ * that pc_cbq_poll reports callbacks run, not queue items. */
+void pc_cbq_count_runs(int n);
 /* 1 while the calling thread is inside a callback run by any queue. */
 int pc_in_callback(void);
 /* Absolute deadline on CLOCK_MONOTONIC in ms from now (<0: forever), for timed waits. */

@@ -23,15 +23,22 @@ typedef struct mem_waiter {
 void pc_memlimit_init(pc_memlimit_t *m, int64_t limit) {
     pthread_mutex_init(&m->lock, NULL);
     m->limit = limit;
-    m->used = 0;
+    atomic_init(&m->used, 0);
+    atomic_init(&m->entering, 0);
     m->line.head = m->line.tail = NULL;
 }
 
 void pc_memlimit_destroy(pc_memlimit_t *m) { pthread_mutex_destroy(&m->lock); }
 
-/* Fits, or is oversized and the budget is empty (so it cannot starve). */
-static int fits(const pc_memlimit_t *m, int64_t n) {
-    return m->used + n <= m->limit || m->used == 0;
+/* Reserves n if they fit, or if they are oversized and the budget is
+ * empty (so they cannot starve); 1 when reserved. Any thread, no lock. */
+static int try_reserve(pc_memlimit_t *m, int64_t n) {
+    int64_t u = atomic_load(&m->used);
+    while (u + n <= m->limit || u == 0) {
+        if (atomic_compare_exchange_weak(&m->used, &u, u + n))
+            return 1;
+    }
+    return 0;
 }
 
 /*
@@ -40,11 +47,8 @@ static int fits(const pc_memlimit_t *m, int64_t n) {
  * the first that does not fit (strict FIFO).
  */
 static void hand_over(pc_memlimit_t *m, pc_op_queue_t *given) {
-    while (m->line.head && fits(m, WAITER_OF(m->line.head)->n)) {
-        pc_op_t *op = pc_op_queue_pop(&m->line);
-        m->used += WAITER_OF(op)->n;
-        pc_op_queue_push(given, op);
-    }
+    while (m->line.head && try_reserve(m, WAITER_OF(m->line.head)->n))
+        pc_op_queue_push(given, pc_op_queue_pop(&m->line));
 }
 
 /* Under lock: waits in line; the bytes are reserved by whoever completes it. */
@@ -63,20 +67,28 @@ static pulsarc_err_t wait_in_line(pc_memlimit_t *m, const void *owner, int64_t n
     return err;
 }
 
+int pc_memlimit_try(pc_memlimit_t *m, int64_t n) {
+    if (m->limit <= 0 || n <= 0)
+        return 1;
+    return atomic_load(&m->entering) == 0 && try_reserve(m, n);
+}
+
 pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, const atomic_int *stopped,
                                   int64_t n, int block, int timeout_ms) {
-    if (m->limit <= 0 || n <= 0)
-        return PULSARC_OK;
+    if (pc_memlimit_try(m, n))
+        return PULSARC_OK; /* nobody in line: no lock */
     pulsarc_err_t err = PULSARC_OK;
     pthread_mutex_lock(&m->lock);
-    if (!m->line.head && fits(m, n))
-        m->used += n;
+    atomic_fetch_add(&m->entering, 1); /* before the retry: see memlimit.h */
+    if (!m->line.head && try_reserve(m, n))
+        err = PULSARC_OK;
     else if (!block)
         err = PULSARC_ERR_QUEUE_FULL;
     else if (stopped && atomic_load(stopped))
         err = PULSARC_ERR_CLOSED;
     else
         err = wait_in_line(m, owner, n, timeout_ms);
+    atomic_fetch_sub(&m->entering, 1);
     /* A waiter that timed out at the head may have held back those behind it. */
     pc_op_queue_t ready = {NULL, NULL};
     if (err)
@@ -89,9 +101,11 @@ pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, const ato
 void pc_memlimit_release(pc_memlimit_t *m, int64_t n) {
     if (m->limit <= 0 || n <= 0)
         return;
-    pthread_mutex_lock(&m->lock);
-    m->used -= n;
+    atomic_fetch_sub(&m->used, n);
+    if (atomic_load(&m->entering) == 0)
+        return; /* nobody in line or on the way there: nobody to hand them to */
     pc_op_queue_t ready = {NULL, NULL};
+    pthread_mutex_lock(&m->lock);
     hand_over(m, &ready);
     pthread_mutex_unlock(&m->lock);
     pc_op_queue_complete_all(&ready, PULSARC_OK, NULL);
@@ -113,12 +127,7 @@ void pc_memlimit_cancel(pc_memlimit_t *m, const void *owner, pulsarc_err_t err, 
     pc_op_queue_complete_all(&ready, PULSARC_OK, NULL);
 }
 
-int64_t pc_memlimit_used(pc_memlimit_t *m) {
-    pthread_mutex_lock(&m->lock);
-    int64_t v = m->used;
-    pthread_mutex_unlock(&m->lock);
-    return v;
-}
+int64_t pc_memlimit_used(pc_memlimit_t *m) { return atomic_load(&m->used); }
 
 int pc_memlimit_waiting(pc_memlimit_t *m) {
     pthread_mutex_lock(&m->lock);

@@ -12,6 +12,13 @@
  * not pass one already waiting, so a large message is never starved by a
  * stream of small ones (at the cost of small ones idling behind it until
  * enough is free). Threads: any.
+ *
+ * The counter itself is atomic: while nobody is in line a reservation and
+ * a release are one atomic operation each, without the mutex (a send
+ * pays no lock here). A sender that goes for the line first counts itself
+ * in `entering`, then tries once more; a release lowers `used` first, then
+ * looks at `entering`; so either the sender sees the freed bytes or the
+ * release sees the sender and takes the mutex to hand them over.
  */
 #ifndef PC_MEMLIMIT_H
 #define PC_MEMLIMIT_H
@@ -25,8 +32,9 @@
 typedef struct pc_memlimit {
     pthread_mutex_t lock;
     int64_t limit;         /* 0: unlimited */
-    int64_t used;
-    pc_op_queue_t line;    /* blocked reservations, oldest first */
+    _Atomic int64_t used;
+    atomic_int entering;   /* senders past the fast path: in line or about to be */
+    pc_op_queue_t line;    /* blocked reservations, oldest first (under lock) */
 } pc_memlimit_t;
 
 void pc_memlimit_init(pc_memlimit_t *m, int64_t limit);
@@ -44,6 +52,9 @@ void pc_memlimit_destroy(pc_memlimit_t *m);
  */
 pulsarc_err_t pc_memlimit_acquire(pc_memlimit_t *m, const void *owner, const atomic_int *stopped,
                                   int64_t n, int block, int timeout_ms);
+/* Reserves n bytes only if that needs no wait (nobody in line, they fit);
+ * 1 when reserved. Takes no lock, so it may be called under a caller's. */
+int pc_memlimit_try(pc_memlimit_t *m, int64_t n);
 void pc_memlimit_release(pc_memlimit_t *m, int64_t n);
 /* Fails every reservation of owner still waiting with err (its close). */
 void pc_memlimit_cancel(pc_memlimit_t *m, const void *owner, pulsarc_err_t err, const char *msg);

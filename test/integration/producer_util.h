@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -60,6 +61,25 @@ static inline void sent_log_wait(sent_log_t *l, int n) {
     while (l->n < n)
         pthread_cond_wait(&l->cond, &l->lock);
     pthread_mutex_unlock(&l->lock);
+}
+
+/* As sent_log_wait, giving up after ms (a hang bound); 1 when n arrived. */
+static inline int sent_log_wait_ms(sent_log_t *l, int n, int ms) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&l->lock);
+    int rc = 0;
+    while (l->n < n && rc == 0)
+        rc = pthread_cond_timedwait(&l->cond, &l->lock, &until);
+    int got = l->n >= n;
+    pthread_mutex_unlock(&l->lock);
+    return got;
 }
 
 static inline pulsarc_producer_t *make_producer(pulsarc_client_t *c, const char *topic,

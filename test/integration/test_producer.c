@@ -4,7 +4,8 @@
  * by the project's consumer), batch limits by count, bytes and delay,
  * key-based batching, message metadata (ordering key, binary keys, null
  * value, replication clusters, explicit sequence ids), delayed delivery,
- * stats, and close completing every pending send exactly once.
+ * stats, and close completing every pending send exactly once; batches of
+ * large uncompressed records, whose payloads go out from the messages.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -106,6 +107,63 @@ static void send_sized(pulsarc_producer_t *p, sent_log_t *log, int i, size_t len
     ck_assert_int_eq(pulsarc_producer_send_async(p, m, on_sent_cb, log), PULSARC_OK);
 }
 
+/* The payload of message i of test_large_batch_records: 600 to ~2,000
+ * bytes, each byte depending on i and its position, so a record shifted,
+ * cut or swapped with another shows. */
+static size_t large_payload(int i, char *buf, size_t cap) {
+    size_t len = 600 + (size_t)(i * 97 % 1400);
+    for (size_t k = 0; k < len && k < cap; k++)
+        buf[k] = (char)('A' + (i * 7 + (int)k) % 53);
+    return len < cap ? len : cap;
+}
+
+/* Uncompressed batches of large records (sent from the messages' own bytes,
+ * each record's head apart from its payload): the broker takes them (its
+ * checksum holds) and the consumer gets every payload, property and id. */
+START_TEST(test_large_batch_records) {
+    enum { N = 60, PER_BATCH = 20 };
+    pulsarc_client_t *c = pct_client();
+    const char *topic = pct_topic("large-batch");
+    pulsarc_consumer_t *cons = make_consumer(c, topic, "Exclusive");
+    const char *kv[] = {"batchingMaxMessages", "20", "batchingMaxBytes", "1000000",
+                        "batchingMaxPublishDelayMicros", "10000000", NULL};
+    pulsarc_producer_t *p = make_producer(c, topic, kv);
+    sent_log_t log;
+    sent_log_init(&log);
+    char buf[2048], v[16];
+    for (int i = 0; i < N; i++) {
+        pulsarc_msg_t *m = pulsarc_msg_new();
+        pulsarc_msg_set_payload(m, buf, large_payload(i, buf, sizeof buf), PULSARC_MSG_F_COPY);
+        snprintf(v, sizeof v, "%d", i);
+        pulsarc_msg_set_property(m, "i", v);
+        ck_assert_int_eq(pulsarc_producer_send_async(p, m, on_sent_cb, &log), PULSARC_OK);
+    }
+    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
+    sent_log_wait(&log, N);
+    ck_assert_int_eq(log.ok, N);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(log.ids[i].batch_size, PER_BATCH);
+        ck_assert_int_eq(log.ids[i].batch_index, i % PER_BATCH);
+    }
+    for (int i = 0; i < N; i++) {
+        pulsarc_msg_t *m = receive_one(cons, i);
+        size_t len = large_payload(i, buf, sizeof buf);
+        ck_assert_uint_eq(pulsarc_msg_len(m), len);
+        ck_assert_msg(memcmp(pulsarc_msg_payload(m), buf, len) == 0, "payload of #%d differs", i);
+        snprintf(v, sizeof v, "%d", i);
+        ck_assert_str_eq(pulsarc_msg_property(m, "i"), v);
+        pulsarc_msgid_t id = pulsarc_msg_id(m);
+        ck_assert_int_eq(id.entry_id, log.ids[i].entry_id);
+        ck_assert_int_eq(id.batch_index, log.ids[i].batch_index);
+        pulsarc_msg_destroy(m);
+    }
+    expect_no_more(cons);
+    pulsarc_producer_destroy(p);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
 /* Count, bytes, and a message bigger than a batch going alone. */
 START_TEST(test_batch_limits) {
     pulsarc_client_t *c = pct_client();
@@ -131,6 +189,33 @@ START_TEST(test_batch_limits) {
         ck_assert_int_eq(log.ids[i].batch_size, 4);
     ck_assert_int_eq(log.ids[18].batch_index, -1);
     ck_assert_int_ne(log.ids[18].entry_id, log.ids[17].entry_id);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+END_TEST
+
+/* A batch that fills goes at once, without flush and long before its delay,
+ * also when the sends that fill it come while its delay timer runs. */
+START_TEST(test_full_batch_goes_before_delay) {
+    /* no timer of the client (keep-alive, send timeout) wakes its loop
+     * within the bound, and the broker's first ping comes 30 s after the
+     * handshake: only the full batch can send these */
+    const char *ckv[] = {"keepAliveIntervalSeconds", "600", NULL};
+    pulsarc_client_t *c = pct_client_with(ckv);
+    const char *topic = pct_topic("batch-full");
+    const char *kv[] = {"batchingMaxMessages", "5", "batchingMaxPublishDelayMicros", "120000000",
+                        "sendTimeoutMs", "0", NULL};
+    pulsarc_producer_t *p = make_producer(c, topic, kv);
+    sent_log_t log;
+    sent_log_init(&log);
+    send_sized(p, &log, 0, 10);
+    usleep(200 * 1000); /* the first message opens the batch and starts its timer */
+    for (int i = 1; i < 5; i++)
+        send_sized(p, &log, i, 10);
+    ck_assert_msg(sent_log_wait_ms(&log, 5, 20000), "a full batch waited for its 120 s delay");
+    ck_assert_int_eq(log.ok, 5);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(log.ids[i].batch_size, 5);
     pulsarc_producer_destroy(p);
     pulsarc_client_destroy(c);
 }
@@ -370,7 +455,9 @@ static Suite *suite(void) {
     TCase *t = tcase_create("send");
     tcase_set_timeout(t, 120);
     tcase_add_loop_test(t, test_codec_roundtrip, 0, 10);
+    tcase_add_test(t, test_large_batch_records);
     tcase_add_test(t, test_batch_limits);
+    tcase_add_test(t, test_full_batch_goes_before_delay);
     tcase_add_test(t, test_batch_sent_by_delay);
     tcase_add_test(t, test_key_based_batching);
     tcase_add_loop_test(t, test_metadata_fields, 0, 2);

@@ -305,19 +305,25 @@ START_TEST(test_send_op_pool_reuse_and_bounds) {
 }
 END_TEST
 
-/* The frame of a batch as the connection gets it: its head, then its
- * records from the op's body when uncompressed (op->tail), else all of it
- * in the frame with the body given back. */
-static void batch_frame_check(pc_codec_t codec) {
+/* The frame of a batch as the connection gets it: its head, then, when
+ * uncompressed, its records from the op's body (small payloads, op->tail)
+ * or each record's head from the body followed by its payload from the
+ * item's own message (large payloads, gathered); compressed, all of it in
+ * the frame with the body given back. The checksum must hold over the
+ * pieces. big: payloads long enough to be gathered. */
+static void batch_frame_check(pc_codec_t codec, int big) {
     pc_send_op_pool_t pool;
     pc_send_op_pool_init(&pool, 4);
     pc_entry_conf_t f = {.producer_id = 7, .producer_name = "prod", .codec = codec,
                          .max_size = 1 << 20, .chunk_limit = 1 << 20, .op_pool = &pool};
     pc_batcher_t b;
     pc_batcher_init(&b, 0, 100, 100000);
-    pc_batcher_add(&b, item("hello", "k1", 40));
+    char large[2000];
+    memset(large, 'x', sizeof large - 1);
+    large[sizeof large - 1] = '\0';
+    pc_batcher_add(&b, item(big ? large : "hello", "k1", 40));
     pc_batcher_add(&b, item("", NULL, 41));
-    pc_batcher_add(&b, item("third message", NULL, 42));
+    pc_batcher_add(&b, item(big ? large + 3 : "third message", NULL, 42));
     pc_batch_group_t *g = pc_batcher_take(&b);
     pc_buf_t want;
     pc_buf_init(&want, 0);
@@ -329,9 +335,20 @@ static void batch_frame_check(pc_codec_t codec) {
     pc_buf_t wire;
     pc_buf_init(&wire, 0);
     ck_assert_int_eq(pc_buf_append(&wire, op->frame.data, op->frame.len), PULSARC_OK);
-    if (codec == PC_CODEC_NONE) {
-        ck_assert(op->tail == op->body.data && op->tail_len == want.len);
+    if (codec == PC_CODEC_NONE && !big) {
+        ck_assert(!op->gathered && op->tail == op->body.data && op->tail_len == want.len);
         ck_assert_int_eq(pc_buf_append(&wire, op->tail, op->tail_len), PULSARC_OK);
+    } else if (codec == PC_CODEC_NONE) {
+        ck_assert(op->gathered && op->tail == NULL && op->tail_len == 0);
+        size_t off = 0;
+        for (const send_item_t *it = op->items; it; it = it->next) {
+            size_t head = 4 + pc_rd_u32(op->body.data + off);
+            ck_assert_uint_le(off + head, op->body.len);
+            ck_assert_int_eq(pc_buf_append(&wire, op->body.data + off, head), PULSARC_OK);
+            ck_assert_int_eq(pc_buf_append(&wire, it->msg->data, it->msg->len), PULSARC_OK);
+            off += head;
+        }
+        ck_assert_uint_eq(off, op->body.len); /* heads only, nothing else */
     } else {
         ck_assert(op->tail == NULL && op->tail_len == 0 && op->body.len == 0);
     }
@@ -362,8 +379,10 @@ static void batch_frame_check(pc_codec_t codec) {
 }
 
 START_TEST(test_batch_frame_from_op_body) {
-    batch_frame_check(PC_CODEC_NONE);
-    batch_frame_check(PC_CODEC_LZ4);
+    batch_frame_check(PC_CODEC_NONE, 0);
+    batch_frame_check(PC_CODEC_NONE, 1);
+    batch_frame_check(PC_CODEC_LZ4, 0);
+    batch_frame_check(PC_CODEC_LZ4, 1);
 }
 END_TEST
 

@@ -131,6 +131,19 @@ static size_t serialized_hint(const pc_batch_group_t *g) {
     return n;
 }
 
+/* The records' heads only (their payloads stay in the messages); *payload
+ * gets the length of the whole concatenation, heads and payloads. */
+pulsarc_err_t pc_batch_serialize_heads(const pc_batch_group_t *g, pc_buf_t *out, size_t *payload) {
+    size_t bodies = 0;
+    pulsarc_err_t err = pc_buf_reserve(out, (size_t)g->n * (4 + PC_MD_PLAIN_SINGLE_MAX));
+    for (const send_item_t *it = g->first; it && !err; it = it->next) {
+        err = pc_md_append_single_head(out, it->msg, it->seq);
+        bodies += it->msg->len;
+    }
+    *payload = out->len + bodies;
+    return err;
+}
+
 pulsarc_err_t pc_batch_serialize(const pc_batch_group_t *g, pc_buf_t *out) {
     pulsarc_err_t err = pc_buf_reserve(out, serialized_hint(g));
     if (err)

@@ -7,6 +7,7 @@
  * under the pool's own leaf lock): a message sent through the handle takes
  * its item there and the thread that completes it gives it back.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@ void pc_producer_base_init(pulsarc_producer_t *p, const pc_producer_ops_t *ops,
     pthread_mutex_init(&p->items.lock, NULL);
     p->items.free = NULL;
     p->items.n = 0;
-    p->items.max = (int)pc_conf_int(conf, PC_PROP_MAX_PENDING_MESSAGES);
+    int64_t pending = pc_conf_int(conf, PC_PROP_MAX_PENDING_MESSAGES);
+    p->items.max = pending < INT32_MAX / 2 ? (int)(2 * pending) : INT32_MAX;
     pc_op_init(&p->flushes_out);
     pc_op_done(&p->flushes_out, PULSARC_OK, NULL); /* none out: a completed countdown */
 }
@@ -59,21 +61,55 @@ send_item_t *pc_item_get(pulsarc_producer_t *p) {
     return it;
 }
 
+/* Under the pool's lock: keeps it if there is room (1), else 0. */
+static int keep_item(pc_item_pool_t *pool, send_item_t *it) {
+    if (pool->n >= pool->max)
+        return 0;
+    it->next = pool->free;
+    pool->free = it;
+    pool->n++;
+    return 1;
+}
+
 void pc_item_put(send_item_t *it) {
     pc_item_pool_t *pool = it->pool;
     if (pool) {
         pthread_mutex_lock(&pool->lock);
-        int kept = pool->n < pool->max;
-        if (kept) {
-            it->next = pool->free;
-            pool->free = it;
-            pool->n++;
-        }
+        int kept = keep_item(pool, it);
         pthread_mutex_unlock(&pool->lock);
         if (kept)
             return;
     }
     free(it);
+}
+
+void pc_item_put_chain(send_item_t *first) {
+    send_item_t *it = first;
+    while (it) {
+        pc_item_pool_t *pool = it->pool;
+        if (!pool) {
+            send_item_t *next = it->next;
+            free(it);
+            it = next;
+            continue;
+        }
+        send_item_t *spill = NULL; /* what the pool had no room for, freed after the lock */
+        pthread_mutex_lock(&pool->lock);
+        while (it && it->pool == pool) { /* a run of items of this pool */
+            send_item_t *next = it->next;
+            if (!keep_item(pool, it)) {
+                it->next = spill;
+                spill = it;
+            }
+            it = next;
+        }
+        pthread_mutex_unlock(&pool->lock);
+        while (spill) {
+            send_item_t *next = spill->next;
+            free(spill);
+            spill = next;
+        }
+    }
 }
 
 static void read_settings(pc_producer_settings_t *s, const pulsarc_conf_t *conf) {

@@ -169,6 +169,46 @@ static pulsarc_err_t frame_batch(const pc_entry_conf_t *f, pc_batch_group_t *g,
     return PULSARC_OK;
 }
 
+/*
+ * A batch that goes out as written (not compressed, not encrypted) with
+ * payloads of GATHER_MIN_AVG bytes or more on average: only the records'
+ * heads are written, into op->body; each payload is sent from its message,
+ * so its bytes are copied once on the way to the socket. Below that, the
+ * two pieces per record cost the connection more than one copy saves
+ * (callgrind: 100 B records lose, 1 KiB ones win).
+ */
+#define GATHER_MIN_AVG 512
+
+static int gather_pays(const pc_entry_conf_t *f, const pc_batch_group_t *g) {
+    if (f->codec != PC_CODEC_NONE || f->encryptor)
+        return 0;
+    size_t bytes = 0;
+    for (const send_item_t *it = g->first; it; it = it->next)
+        bytes += it->msg->len;
+    return bytes >= (size_t)g->n * GATHER_MIN_AVG;
+}
+
+static pulsarc_err_t entry_batch_gathered(const pc_entry_conf_t *f, pc_batch_group_t *g,
+                                          Pulsar__Proto__MessageMetadata *md, send_op_t *op,
+                                          char *e, size_t el) {
+    size_t len = 0;
+    pulsarc_err_t err = pc_batch_serialize_heads(g, &op->body, &len);
+    if (err)
+        return pc_seterr(e, el, err, "could not build the batch");
+    if (len > f->max_size)
+        return too_big(f, len, e, el);
+    md->has_uncompressed_size = 1; /* as compress() sets it */
+    md->uncompressed_size = (uint32_t)len;
+    err = pc_send_op_frame_gathered(f, op, md, g->first, len, g->n);
+    if (err)
+        return pc_seterr(e, el, err, "could not frame the batch");
+    op->items = g->first;
+    op->nitems = g->n;
+    op->batched = 1;
+    g->first = g->last = NULL;
+    return PULSARC_OK;
+}
+
 pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send_op_t **ops,
                              char *e, size_t el) {
     int64_t lo, hi;
@@ -180,6 +220,14 @@ pulsarc_err_t pc_entry_batch(const pc_entry_conf_t *f, pc_batch_group_t *g, send
     const uint8_t *data;
     size_t len;
     send_op_t *op = pc_send_op_new(f->op_pool, lo, hi);
+    if (op && gather_pays(f, g)) {
+        pulsarc_err_t err = entry_batch_gathered(f, g, &md, op, e, el);
+        if (err)
+            pc_send_op_free(op);
+        else
+            *ops = op;
+        return err;
+    }
     pulsarc_err_t err = op ? pc_batch_serialize(g, &op->body) : PULSARC_ERR_NOMEM;
     if (!err)
         err = compress(f, &md, op->body.data, op->body.len, &z, &data, &len);

@@ -104,8 +104,10 @@ static int is_plain(const pulsarc_msg_t *m) {
     return m->nprops == 0 && !m->key && !m->ordering_key && m->len <= INT32_MAX;
 }
 
-static pulsarc_err_t append_plain_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq) {
-    pulsarc_err_t err = pc_buf_reserve(out, 4 + PC_MD_PLAIN_SINGLE_MAX + m->len);
+/* room: what the caller appends after the head (the payload, or nothing) */
+static pulsarc_err_t append_plain_head(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq,
+                                       size_t room) {
+    pulsarc_err_t err = pc_buf_reserve(out, 4 + PC_MD_PLAIN_SINGLE_MAX + room);
     if (err)
         return err;
     uint8_t *start = out->data + out->len + 4, *p = start;
@@ -123,12 +125,12 @@ static pulsarc_err_t append_plain_single(pc_buf_t *out, const pulsarc_msg_t *m, 
     }
     pc_wr_u32(out->data + out->len, (uint32_t)(p - start));
     out->len += 4 + (size_t)(p - start);
-    return pc_buf_append(out, m->data, m->len);
+    return PULSARC_OK;
 }
 
-pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq) {
+static pulsarc_err_t append_head(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq, size_t room) {
     if (is_plain(m))
-        return append_plain_single(out, m, seq);
+        return append_plain_head(out, m, seq, room);
     pc_md_store_t st = {0};
     if (fill_props(&st, m)) {
         pc_md_store_free(&st);
@@ -140,7 +142,7 @@ pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t
     int hand = n != PC_PBENC_FALLBACK;
     if (!hand)
         n = pulsar__proto__single_message_metadata__get_packed_size(&sm);
-    pulsarc_err_t err = pc_buf_reserve(out, 4 + n + m->len);
+    pulsarc_err_t err = pc_buf_reserve(out, 4 + n + room);
     if (!err) {
         pc_wr_u32(out->data + out->len, (uint32_t)n);
         if (hand)
@@ -148,8 +150,16 @@ pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t
         else
             pulsar__proto__single_message_metadata__pack(&sm, out->data + out->len + 4);
         out->len += 4 + n;
-        err = pc_buf_append(out, m->data, m->len);
     }
     pc_md_store_free(&st);
     return err;
+}
+
+pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq) {
+    pulsarc_err_t err = append_head(out, m, seq, m->len);
+    return err ? err : pc_buf_append(out, m->data, m->len);
+}
+
+pulsarc_err_t pc_md_append_single_head(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq) {
+    return append_head(out, m, seq, 0);
 }

@@ -32,4 +32,7 @@ void pc_md_store_free(pc_md_store_t *st);
 
 /* Appends one batch record: [u32 size][SingleMessageMetadata][payload]. */
 pulsarc_err_t pc_md_append_single(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq);
+/* The same record's head only, [u32 size][SingleMessageMetadata]: its
+ * payload is sent from the message itself. */
+pulsarc_err_t pc_md_append_single_head(pc_buf_t *out, const pulsarc_msg_t *m, int64_t seq);
 #endif

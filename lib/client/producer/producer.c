@@ -10,6 +10,7 @@
  *
  * Threads: application threads only reserve a pending slot (under `lock`)
  * and memory (client memlimit), then append the item to the hand-off queue
+ * (also under `lock`; all three in one lock round when nothing has to wait)
  * that the io thread drains; the io thread owns everything else. Outcomes
  * go to a blocked sender's waiter or to the client's callback queue, never
  * run on the io thread. The object is reference counted because io
@@ -31,12 +32,14 @@
 
 /*
  * Items handed from application threads to the io thread, in submission
- * order. Only the push that finds the queue empty posts a drain to the
- * loop; items pushed while one is pending ride along with it.
+ * order, under the producer's lock (a send then takes its slot and joins
+ * the queue in one lock round). Only the push that finds the queue empty
+ * posts a drain to the loop; items pushed while one is pending ride along
+ * with it.
  */
 typedef struct pc_handoff {
-    pthread_mutex_t lock;       /* leaf lock: taken alone, or before the loop's */
     send_item_t *head, *tail;
+    int64_t count, bytes;       /* what head..tail holds */
     int lazy;                   /* the pending drain was posted to wait for the batch timer */
 } pc_handoff_t;
 
@@ -53,7 +56,9 @@ typedef struct pc_topic_producer {
     size_t schema_version_len;
     pc_timer_t send_timer;
     pc_timer_t batch_timer;
-    atomic_int batch_timer_armed; /* written by the io thread, read by senders choosing a post */
+    /* Room left in the open batches while their timer runs (0: no timer);
+     * written by the io thread, read by senders choosing how to post. */
+    _Atomic int64_t batch_room_msgs, batch_room_bytes;
     send_op_t *head, *tail;
     pc_batcher_t batcher;
     int64_t next_seq;
@@ -117,7 +122,6 @@ static void tp_free(pulsarc_producer_t *bp) {
     pc_topic_producer_t *p = TP(bp);
     pulsarc_producer_t *owner = p->owner;
     pthread_mutex_destroy(&p->lock);
-    pthread_mutex_destroy(&p->handoff.lock);
     pc_op_destroy(&p->create_w);
     pc_op_destroy(&p->close_op);
     complete_flushes(p->flush_line.head); /* none expected: every enqueued item completes */
@@ -165,15 +169,25 @@ static int64_t coarse_now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Callback thread: runs one item's callback, then frees the item. */
-static void run_send_result(pc_cb_item_t *ci) {
-    send_item_t *it = (send_item_t *)((char *)ci - offsetof(send_item_t, cb_item));
-    pc_topic_producer_t *p = it->reporter;
+/*
+ * Callback thread: runs the callbacks of a group of items (linked by next,
+ * in send order; one entry's worth), then gives the items back to their
+ * pool in one go. The group is one callback-queue item and holds one
+ * reference on p, so a receipt costs one hand-off, not one per message.
+ */
+static void run_send_results(pc_cb_item_t *ci) {
+    send_item_t *first = (send_item_t *)((char *)ci - offsetof(send_item_t, cb_item));
+    pc_topic_producer_t *p = first->reporter;
     pulsarc_producer_t *shown = p->owner ? p->owner : &p->base;
-    it->cb(shown, it->err, it->err ? NULL : &it->id, it->msg, it->opaque);
-    pulsarc_msg_destroy(it->msg);
-    pc_item_put(it);
-    if (atomic_fetch_sub(&p->callbacks_queued, 1) == 1) {
+    int n = 0;
+    for (send_item_t *it = first; it; it = it->next, n++) {
+        it->cb(shown, it->err, it->err ? NULL : &it->id, it->msg, it->opaque);
+        pulsarc_msg_destroy(it->msg);
+        it->msg = NULL;
+    }
+    pc_item_put_chain(first);
+    pc_cbq_count_runs(n - 1); /* this queue item ran n callbacks */
+    if (atomic_fetch_sub(&p->callbacks_queued, n) == n) {
         pthread_mutex_lock(&p->lock); /* a close may wait for its last callback */
         pc_op_queue_complete_all(&p->drain_line, PULSARC_OK, NULL);
         pthread_mutex_unlock(&p->lock);
@@ -181,10 +195,13 @@ static void run_send_result(pc_cb_item_t *ci) {
     tp_unref(p);
 }
 
-static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err, int64_t now) {
+/* now: the coarse clock (0 on failure); hist_now: the clock the send
+ * durations are measured on, read once per completed chain. */
+static void account(pc_topic_producer_t *p, const send_item_t *it, pulsarc_err_t err, int64_t now,
+                    int64_t hist_now) {
     pc_producer_stats_acc_t *s = &p->stats;
     pc_send_hists_record(&(p->owner ? p->owner : &p->base)->send_hists, err != PULSARC_OK,
-                         (uint64_t)(pc_now_ms() - it->queued_ms));
+                         (uint64_t)(hist_now - it->queued_ms));
     if (err) {
         s->send_errors++;
         return;
@@ -256,14 +273,14 @@ static void complete_flushes(pc_op_t *op) {
  * straight to senders in line; the flushes now due are returned, to be
  * completed after the items' own outcomes are out. */
 static pc_op_t *release_slots(pc_topic_producer_t *p, const send_item_t *items, pulsarc_err_t err) {
-    int64_t mem = 0, now = err ? 0 : coarse_now_ms();
+    int64_t mem = 0, now = err ? 0 : coarse_now_ms(), hist_now = pc_now_ms();
     int n = 0, callbacks = 0;
     pthread_mutex_lock(&p->lock);
     for (const send_item_t *it = items; it; it = it->next) {
         mem += it->mem;
         n++;
         callbacks += !it->waiter && it->cb;
-        account(p, it, err, now);
+        account(p, it, err, now, hist_now);
     }
     p->inflight -= n;
     p->completed += (uint64_t)n;
@@ -277,14 +294,19 @@ static pc_op_t *release_slots(pc_topic_producer_t *p, const send_item_t *items, 
     return flushes;
 }
 
-/* Callbacks gathered while completing a chain, pushed in one go. */
+/* Callbacks gathered while completing a chain: one group of items (linked
+ * by next), pushed as one callback-queue item. */
 typedef struct cb_chain {
-    pc_cb_item_t *head, *tail;
+    send_item_t *head, *tail;
 } cb_chain_t;
 
 static void push_chain(pc_topic_producer_t *p, cb_chain_t *ch) {
-    if (ch->head)
-        pc_cbq_push_chain(&p->base.client->cbq, ch->head, ch->tail);
+    if (!ch->head)
+        return;
+    ch->head->cb_item.run = run_send_results;
+    ch->head->cb_item.next = NULL;
+    tp_ref(p); /* the group's, dropped by run_send_results */
+    pc_cbq_push(&p->base.client->cbq, &ch->head->cb_item);
     ch->head = ch->tail = NULL;
 }
 
@@ -295,21 +317,19 @@ static void queue_callback(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_
     if (id)
         it->id = *id;
     it->reporter = p;
-    it->cb_item.run = run_send_result;
-    it->cb_item.next = NULL;
-    tp_ref(p);
+    it->next = NULL;
     struct pulsarc_txn_s *txn = it->txn;
-    if (txn) { /* its callback must be out before a commit waiting on it proceeds */
+    if (txn) /* a group of its own: its callback must be out before a commit waiting on it proceeds */
         push_chain(p, ch);
-        pc_cbq_push(&p->base.client->cbq, &it->cb_item);
-        pc_txn_op_end(txn, err);
-        return;
-    }
     if (ch->tail)
-        ch->tail->next = &it->cb_item;
+        ch->tail->next = it;
     else
-        ch->head = &it->cb_item;
-    ch->tail = &it->cb_item;
+        ch->head = it;
+    ch->tail = it;
+    if (txn) {
+        push_chain(p, ch);
+        pc_txn_op_end(txn, err);
+    }
 }
 
 /* Reports one item whose slot is already released. */
@@ -389,11 +409,20 @@ static void fail_items(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t er
 }
 
 /* Fails the open batches and the whole FIFO (close, final broker errors). */
+/* Io thread: the room senders see in the open batches (none unless open). */
+static void publish_room(pc_topic_producer_t *p, int open) {
+    const pc_batcher_t *b = &p->batcher;
+    int64_t msgs = open ? (int64_t)b->max_msgs - (int64_t)b->n : 0;
+    int64_t bytes = open ? (int64_t)b->max_bytes - (int64_t)b->bytes : 0;
+    atomic_store_explicit(&p->batch_room_msgs, msgs, memory_order_relaxed);
+    atomic_store_explicit(&p->batch_room_bytes, bytes, memory_order_relaxed);
+}
+
 static void p_fail_all(pc_topic_producer_t *p, pulsarc_err_t err, const char *msg) {
     send_op_t *op;
     pc_timer_stop(p->base.client->loop, &p->send_timer);
     pc_timer_stop(p->base.client->loop, &p->batch_timer);
-    atomic_store(&p->batch_timer_armed, 0);
+    publish_room(p, 0);
     pc_batch_group_t *g = pc_batcher_take(&p->batcher);
     while (g) {
         pc_batch_group_t *next = g->next;
@@ -480,7 +509,7 @@ static void send_group(pc_topic_producer_t *p, pc_batch_group_t *g) {
 
 static void flush_batches(pc_topic_producer_t *p) {
     pc_timer_stop(p->base.client->loop, &p->batch_timer);
-    atomic_store(&p->batch_timer_armed, 0);
+    publish_room(p, 0);
     pc_batch_group_t *g = pc_batcher_take(&p->batcher);
     while (g) {
         pc_batch_group_t *next = g->next;
@@ -501,12 +530,13 @@ static void add_to_batch(pc_topic_producer_t *p, send_item_t *it) {
     }
     /* A synchronous sender waits for this very message: send now, as Java's
      * send() triggers a flush, instead of idling out the batching delay. */
-    if (pc_batcher_full(&p->batcher) || it->waiter)
+    if (pc_batcher_full(&p->batcher) || it->waiter) {
         flush_batches(p);
-    else if (!pc_timer_active(&p->batch_timer)) {
-        pc_timer_start(p->base.client->loop, &p->batch_timer, (p->cfg.batch_delay_us + 999) / 1000);
-        atomic_store(&p->batch_timer_armed, 1);
+        return;
     }
+    if (!pc_timer_active(&p->batch_timer))
+        pc_timer_start(p->base.client->loop, &p->batch_timer, (p->cfg.batch_delay_us + 999) / 1000);
+    publish_room(p, 1);
 }
 
 static void assign_seq(pc_topic_producer_t *p, send_item_t *it) {
@@ -536,10 +566,11 @@ static void enqueue_item(pc_topic_producer_t *p, send_item_t *it) {
 /* Io thread: takes everything handed off so far, in order. */
 static void drain_handoff(void *arg) {
     pc_topic_producer_t *p = arg;
-    pthread_mutex_lock(&p->handoff.lock);
+    pthread_mutex_lock(&p->lock);
     send_item_t *it = p->handoff.head;
     p->handoff.head = p->handoff.tail = NULL;
-    pthread_mutex_unlock(&p->handoff.lock);
+    p->handoff.count = p->handoff.bytes = 0;
+    pthread_mutex_unlock(&p->lock);
     while (it) {
         send_item_t *next = it->next;
         it->next = NULL;
@@ -550,21 +581,28 @@ static void drain_handoff(void *arg) {
 }
 
 /*
- * How long the drain that carries it may wait for the io thread to wake on
- * its own, in microseconds; -1: wake it now. An item that only joins a
- * batch whose timer is already running waits for that timer anyway, so
+ * Under lock: how long the drain that carries it may wait for the io
+ * thread to wake on its own, in microseconds; -1: wake it now. An item that
+ * only joins a batch whose timer is already running, and does not fill it
+ * together with what is queued before it, waits for that timer anyway, so
  * the loop need not wake once per message (at tens of thousands a second
- * those wake-ups cost the sending thread more than the send itself).
- * A stale armed flag (the batch just went) costs at most one more delay.
+ * those wake-ups cost the sending thread more than the send itself). One
+ * that fills the batch wakes the loop: a full batch goes at once, as it
+ * would have without the hand-off. A stale room (the batch just went) costs
+ * at most one batching delay: the loop wakes for a post within it unless a
+ * timer wakes it sooner.
  */
 static int64_t handoff_within_us(pc_topic_producer_t *p, const send_item_t *it) {
-    if (!p->cfg.batching || it->waiter || it->txn || it->msg->deliver_at ||
-        it->msg->len > p->cfg.batch_max_bytes || !atomic_load(&p->batch_timer_armed))
+    if (!p->cfg.batching || it->waiter || it->txn || it->msg->deliver_at)
+        return -1;
+    int64_t room_msgs = atomic_load_explicit(&p->batch_room_msgs, memory_order_relaxed);
+    int64_t room_bytes = atomic_load_explicit(&p->batch_room_bytes, memory_order_relaxed);
+    if (p->handoff.count + 1 >= room_msgs || p->handoff.bytes + (int64_t)it->msg->len >= room_bytes)
         return -1;
     return p->cfg.batch_delay_us;
 }
 
-/* Under the hand-off lock: posts a drain (holding a reference on p). */
+/* Under lock: posts a drain (holding a reference on p). */
 static pulsarc_err_t post_drain(pc_topic_producer_t *p, int64_t within_us) {
     tp_ref(p);
     pulsarc_err_t err = within_us < 0 ? pc_client_post(p->base.client, drain_handoff, p)
@@ -577,28 +615,37 @@ static pulsarc_err_t post_drain(pc_topic_producer_t *p, int64_t within_us) {
 }
 
 /*
- * Application thread: appends it to the hand-off queue; the first item of
- * an empty queue posts the drain. An item that cannot wait behind a drain
- * posted lazily posts one more that wakes the loop (a drain finding the
- * queue empty only drops its reference). The post is made under the
- * queue's lock so no item joins a drain that failed to post.
+ * Under lock (application thread): appends it to the hand-off queue; the
+ * first item of an empty queue posts the drain. An item that cannot wait
+ * behind a drain posted lazily posts one more that wakes the loop (a drain
+ * finding the queue empty only drops its reference). The post is made
+ * under the lock so no item joins a drain that failed to post.
  */
-static pulsarc_err_t hand_off(pc_topic_producer_t *p, send_item_t *it) {
+static pulsarc_err_t handoff_push(pc_topic_producer_t *p, send_item_t *it) {
     pulsarc_err_t err = PULSARC_OK;
     int64_t within_us = handoff_within_us(p, it);
     it->next = NULL;
-    pthread_mutex_lock(&p->handoff.lock);
     if (p->handoff.tail) {
         if (p->handoff.lazy && within_us < 0)
             err = post_drain(p, -1);
-        if (!err) {
-            p->handoff.tail->next = it;
-            p->handoff.tail = it;
-        }
+        if (err)
+            return err;
+        p->handoff.tail->next = it;
+        p->handoff.tail = it;
     } else if (!(err = post_drain(p, within_us))) {
         p->handoff.head = p->handoff.tail = it;
     }
-    pthread_mutex_unlock(&p->handoff.lock);
+    if (!err) {
+        p->handoff.count++;
+        p->handoff.bytes += (int64_t)it->msg->len;
+    }
+    return err;
+}
+
+static pulsarc_err_t hand_off(pc_topic_producer_t *p, send_item_t *it) {
+    pthread_mutex_lock(&p->lock);
+    pulsarc_err_t err = handoff_push(p, it);
+    pthread_mutex_unlock(&p->lock);
     return err;
 }
 
@@ -958,7 +1005,6 @@ pulsarc_err_t pc_topic_producer_alloc(pulsarc_client_t *c, const char *topic,
         return pc_seterr(errstr, errlen, PULSARC_ERR_NOMEM, "out of memory");
     pc_producer_base_init(&p->base, &topic_producer_ops, c, &t, conf);
     pthread_mutex_init(&p->lock, NULL);
-    pthread_mutex_init(&p->handoff.lock, NULL);
     pc_op_init(&p->create_w);
     pc_op_init(&p->close_op);
     p->last_seq_acked = -1;
@@ -1123,12 +1169,42 @@ static void unreserve(pc_topic_producer_t *p, send_item_t *it) {
     complete_flushes(flushes);
 }
 
+/*
+ * The common case in one lock round: a slot free with nobody in line for
+ * one, the bytes fitting the budget without a wait, and the item joining
+ * the hand-off queue under the same lock. 1 when it went; 0 leaves nothing
+ * taken, for the slow path (which also reports why it cannot go).
+ */
+static int submit_fast(pc_topic_producer_t *p, send_item_t *it) {
+    pc_memlimit_t *budget = &p->base.client->memlimit;
+    int64_t mem = (int64_t)it->msg->len;
+    int reserved = 0, queued = 0;
+    it->queued_ms = coarse_now_ms();
+    pthread_mutex_lock(&p->lock);
+    if (!p->closing && !p->slot_line.head && p->inflight < p->cfg.max_pending &&
+        (reserved = pc_memlimit_try(budget, mem)) != 0) {
+        it->mem = mem;
+        queued = handoff_push(p, it) == PULSARC_OK;
+        if (queued) {
+            p->inflight++;
+            p->enqueued++;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (reserved && !queued) { /* the loop is gone: the slow path says so */
+        pc_memlimit_release(budget, mem);
+        it->mem = 0;
+    }
+    return queued;
+}
+
 static pulsarc_err_t tp_submit(pulsarc_producer_t *bp, send_item_t *it) {
     pc_topic_producer_t *p = TP(bp);
     /* The coordinator must know the partition before its first message lands. */
     pulsarc_err_t err = it->txn ? pc_txn_add_partition(it->txn, p->base.topic.full, NULL, 0) : PULSARC_OK;
-    if (!err)
-        err = acquire_slot(p);
+    if (err || submit_fast(p, it))
+        return err;
+    err = acquire_slot(p);
     if (err)
         return err;
     it->mem = (int64_t)it->msg->len;

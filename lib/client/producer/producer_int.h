@@ -35,7 +35,8 @@ struct pc_item_pool;
 
 typedef struct send_item {
     /* In exactly one list at a time: the hand-off queue, then an open batch
-     * group or the op that carries it; then its pool's free list. */
+     * group or the op that carries it, then (a callback's) its group on the
+     * callback queue; then its pool's free list. */
     struct send_item *next;
     struct pc_item_pool *pool; /* where it goes back when done (common.c) */
     pulsarc_msg_t *msg;        /* owned when owns_msg */
@@ -65,7 +66,9 @@ typedef struct send_op {
     pc_buf_t frame;            /* the SEND frame, resent byte for byte: all of it, or */
     const uint8_t *tail;       /* its head only, when the payload is sent from here: */
     size_t tail_len;           /* the message's own bytes, alive until its items complete, */
-    pc_buf_t body;             /* or a batch's records, kept here for resends */
+    pc_buf_t body;             /* or a batch's records, kept here for resends, */
+    int gathered;              /* or only their heads, each record's payload sent from
+                                  its item's message (alive until the items complete) */
     send_item_t *items;        /* completed by this op's receipt; NULL on a non-final chunk */
     int nitems;
     int batched;               /* ids carry batch index and size */
@@ -76,8 +79,10 @@ typedef struct send_op {
  * Items a handle has finished with, kept for its next sends so that a
  * message costs no allocation of its own: taken by application threads,
  * given back by whichever thread completed the item (io or callback), so
- * under a leaf lock of its own. Holds at most max items, the most that can
- * be pending on it at once (maxPendingMessages).
+ * under a leaf lock of its own. Holds at most max items: twice
+ * maxPendingMessages, because a receipt frees its slots before the callback
+ * thread gives the items back, so pending sends and items still waiting for
+ * their callbacks together may need that many without allocating.
  */
 typedef struct pc_item_pool {
     pthread_mutex_t lock;
@@ -213,6 +218,8 @@ void pc_producer_base_clear(pulsarc_producer_t *p);
 send_item_t *pc_item_get(pulsarc_producer_t *p);
 /* Gives it back to its pool, or frees it when the pool is full; any thread. */
 void pc_item_put(send_item_t *it);
+/* pc_item_put for a chain linked by next: one lock per pool, not per item. */
+void pc_item_put_chain(send_item_t *first);
 /* Senders of a one-topic producer waiting in line for a pending slot (for tests). */
 int pc_topic_producer_slot_waiters(pulsarc_producer_t *p);
 
@@ -253,6 +260,9 @@ pc_batch_group_t *pc_batcher_take(pc_batcher_t *b);
 void pc_batch_group_free(pc_batch_group_t *g);
 /* The [u32][SingleMessageMetadata][payload]* concatenation of a group. */
 pulsarc_err_t pc_batch_serialize(const pc_batch_group_t *g, pc_buf_t *out);
+/* Only the [u32][SingleMessageMetadata] heads, back to back; *payload gets
+ * the length the whole concatenation has on the wire. */
+pulsarc_err_t pc_batch_serialize_heads(const pc_batch_group_t *g, pc_buf_t *out, size_t *payload);
 
 /*
  * What framing an entry takes from its producer (entry.c, chunker.c), filled
@@ -295,7 +305,15 @@ void pc_send_op_free(send_op_t *op);
 pulsarc_err_t pc_send_op_frame_borrowed(const pc_entry_conf_t *f, send_op_t *op,
                                         const Pulsar__Proto__MessageMetadata *md,
                                         const uint8_t *payload, size_t len, int num_messages);
-/* Queues the op's frame on conn (head and borrowed payload). */
+/* Frames one uncompressed, unencrypted batch SEND whose records are sent
+ * gathered: op->body holds the records' heads (pc_batch_serialize_heads),
+ * items their payloads, in the same order; len is the records' whole
+ * length. Only the frame's head is written to op->frame; its checksum runs
+ * over the pieces in wire order. */
+pulsarc_err_t pc_send_op_frame_gathered(const pc_entry_conf_t *f, send_op_t *op,
+                                        const Pulsar__Proto__MessageMetadata *md,
+                                        const send_item_t *items, size_t len, int num_messages);
+/* Queues the op's frame on conn (head and borrowed or gathered payload). */
 void pc_send_op_write(const send_op_t *op, struct pc_conn *conn);
 
 /* chunker.c */

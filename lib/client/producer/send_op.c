@@ -7,7 +7,9 @@
  * from the message itself (one copy fewer on the way to the socket; the
  * message lives until the op completes it). An uncompressed, unencrypted
  * batch is sent the same way from the op's body, where its records were
- * written. A finished op goes back to its producer's pool with its frame
+ * written, or, gathered, from the messages themselves with only the
+ * records' heads in the body (the payload bytes are copied once, into the
+ * connection's buffer, instead of twice). A finished op goes back to its producer's pool with its frame
  * buffer, so an unbatched message costs neither an op nor a frame
  * allocation once the pool has filled. Io thread only.
  */
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "client/producer/producer_int.h"
+#include "core/crc32c.h"
 #include "crypto/crypto.h"
 #include "net/conn.h"
 
@@ -123,8 +126,65 @@ pulsarc_err_t pc_send_op_frame_borrowed(const pc_entry_conf_t *f, send_op_t *op,
     return err;
 }
 
+/*
+ * Wire layout of the head (docs/PROTOCOL.md): [total u32][cmd size u32][cmd]
+ * [magic u16][crc u32][metadata size u32][metadata]. Framed with an empty
+ * payload, the head is right but for the total (payload not counted) and
+ * the checksum (metadata only), which the records then extend.
+ */
+pulsarc_err_t pc_send_op_frame_gathered(const pc_entry_conf_t *f, send_op_t *op,
+                                        const Pulsar__Proto__MessageMetadata *md,
+                                        const send_item_t *items, size_t len, int num_messages) {
+    Pulsar__Proto__CommandSend send;
+    send_cmd(f, op, md, num_messages, 0, &send);
+    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
+    cmd.send = &send;
+    static const uint8_t none;
+    pulsarc_err_t err = pc_frame_encode_payload_head(&op->frame, &cmd, md, &none, 0);
+    uint8_t *h = op->frame.data;
+    if (err)
+        return err;
+    if ((uint64_t)pc_rd_u32(h) + len > UINT32_MAX)
+        return PULSARC_ERR_MSG_TOO_BIG;
+    size_t crc_at = 8 + pc_rd_u32(h + 4) + 2;
+    uint32_t crc = pc_rd_u32(h + crc_at);
+    size_t off = 0;
+    for (const send_item_t *it = items; it; it = it->next) {
+        size_t head = 4 + pc_rd_u32(op->body.data + off);
+        crc = pc_crc32c(crc, op->body.data + off, head);
+        crc = pc_crc32c(crc, it->msg->data, it->msg->len);
+        off += head;
+    }
+    pc_wr_u32(h, (uint32_t)(pc_rd_u32(h) + len));
+    pc_wr_u32(h + crc_at, crc);
+    op->gathered = 1;
+    return PULSARC_OK;
+}
+
+/* The records of a gathered batch, each head then its payload. */
+static pulsarc_err_t write_gathered(const send_op_t *op, pc_conn_t *conn) {
+    size_t off = 0;
+    pulsarc_err_t err = PULSARC_OK;
+    for (const send_item_t *it = op->items; it && !err; it = it->next) {
+        size_t head = 4 + pc_rd_u32(op->body.data + off);
+        err = pc_conn_send_raw(conn, op->body.data + off, head);
+        if (!err && it->msg->len)
+            err = pc_conn_send_raw(conn, it->msg->data, it->msg->len);
+        off += head;
+    }
+    return err;
+}
+
 void pc_send_op_write(const send_op_t *op, pc_conn_t *conn) {
-    if (pc_conn_send_raw(conn, op->frame.data, op->frame.len) != PULSARC_OK || !op->tail_len)
+    if (pc_conn_send_raw(conn, op->frame.data, op->frame.len) != PULSARC_OK)
+        return;
+    if (op->gathered) {
+        if (write_gathered(op, conn) == PULSARC_ERR_NOMEM) /* as below: a torn frame */
+            pc_conn_close(conn, PULSARC_ERR_NOMEM, "out of memory queueing a batch for the broker");
+        return;
+    }
+    if (!op->tail_len)
         return;
     /* Straight after its head: nothing else is queued in between. A head
      * queued without its payload would garble the stream: the connection
