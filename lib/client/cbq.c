@@ -28,10 +28,14 @@ static __thread int in_callback;
 /* Callbacks run beyond one per queue item, by items that carry several
  * (counted by pc_cbq_poll, which reports callbacks, not queue items). */
 static __thread int extra_runs;
+static __thread int counting; /* inside pc_cbq_poll: only there is it read */
 
 int pc_in_callback(void) { return in_callback; }
 
-void pc_cbq_count_runs(int n) { extra_runs += n; }
+void pc_cbq_count_runs(int n) {
+    if (counting) /* the callback thread never reads it: it would only grow */
+        extra_runs += n;
+}
 
 static void run_items(pc_cb_item_t *it) {
     in_callback++;
@@ -141,7 +145,9 @@ int pc_cbq_poll(pc_cbq_t *q, int timeout_ms) {
         n++;
     int outer = extra_runs; /* a poll from inside a callback counts its own */
     extra_runs = 0;
+    counting++;
     run_items(it);
+    counting--;
     n += extra_runs;
     extra_runs = outer;
     return n;

@@ -130,6 +130,43 @@ static void one_round(void) {
     pthread_cond_destroy(&r.cond);
 }
 
+/* A flush callback that flushes again until refused: close still returns
+ * (the tcase timeout is the hang bound), and the last call is refused. */
+typedef struct reflush {
+    pthread_mutex_t lock;
+    int called_back, refused;
+} reflush_t;
+
+static void on_flushed_again(pulsarc_producer_t *p, pulsarc_err_t err, void *opaque) {
+    reflush_t *r = opaque;
+    (void)err;
+    pulsarc_err_t e = pulsarc_producer_flush_async(p, on_flushed_again, r);
+    pthread_mutex_lock(&r->lock);
+    r->called_back++;
+    r->refused += e == PULSARC_ERR_CLOSED;
+    pthread_mutex_unlock(&r->lock);
+}
+
+START_TEST(test_flush_callback_flushing_again_lets_close_finish) {
+    pc_fb_t *fb = pc_fb_new();
+    ck_assert_ptr_nonnull(fb);
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
+    char err[256] = "";
+    pulsarc_producer_t *p = NULL;
+    ck_assert_msg(pulsarc_producer_new(c, "fb-topic", NULL, &p, err, sizeof err) == PULSARC_OK,
+                  "producer: %s", err);
+    reflush_t r = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    ck_assert_int_eq(pulsarc_producer_flush_async(p, on_flushed_again, &r), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_client_close(c, -1), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_producer_flush_async(p, on_flushed_again, &r), PULSARC_ERR_CLOSED);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+    ck_assert_int_gt(r.called_back, 0);
+    ck_assert_int_eq(r.refused, 1); /* the chain ends at the first refusal */
+}
+END_TEST
+
 START_TEST(test_every_accepted_call_is_called_back) {
     for (int i = 0; i < ROUNDS; i++)
         one_round();
@@ -141,6 +178,7 @@ static Suite *suite(void) {
     TCase *tc = tcase_create("close-race");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_every_accepted_call_is_called_back);
+    tcase_add_test(tc, test_flush_callback_flushing_again_lets_close_finish);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -286,6 +286,13 @@ pulsarc_err_t pulsarc_producer_flush_async(pulsarc_producer_t *p, pulsarc_flush_
                                            void *opaque) {
     if (!p)
         return PULSARC_ERR_INVALID_ARG;
+    /* Refused once its client is closing, as receive_async is: a callback
+     * that flushes again would otherwise feed the closing drain for ever. */
+    pthread_mutex_lock(&p->client->lock);
+    int closing = p->client->closing || p->client->closed;
+    pthread_mutex_unlock(&p->client->lock);
+    if (closing)
+        return PULSARC_ERR_CLOSED;
     flush_call_t *fc = calloc(1, sizeof *fc);
     if (!fc)
         return PULSARC_ERR_NOMEM;
