@@ -76,9 +76,10 @@ void pc_send_op_free(send_op_t *op) {
     free(op);
 }
 
+/* The SEND command for op in *send, wrapped in *cmd (which points at it). */
 static void send_cmd(const pc_entry_conf_t *f, const send_op_t *op,
                      const Pulsar__Proto__MessageMetadata *md, int num_messages, int is_chunk,
-                     Pulsar__Proto__CommandSend *out) {
+                     Pulsar__Proto__CommandSend *out, pc_cmd_t *cmd) {
     Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
     send.producer_id = f->producer_id;
     send.sequence_id = (uint64_t)op->seq;
@@ -92,16 +93,17 @@ static void send_cmd(const pc_entry_conf_t *f, const send_op_t *op,
     send.has_txnid_least_bits = md->has_txnid_least_bits;
     send.txnid_least_bits = md->txnid_least_bits;
     *out = send;
+    *cmd = (pc_cmd_t)PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd->type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
+    cmd->send = out;
 }
 
 pulsarc_err_t pc_send_op_frame(const pc_entry_conf_t *f, send_op_t *op,
                                const Pulsar__Proto__MessageMetadata *md, const void *payload,
                                size_t len, int num_messages, int is_chunk) {
     Pulsar__Proto__CommandSend send;
-    send_cmd(f, op, md, num_messages, is_chunk, &send);
-    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
-    cmd.send = &send;
+    pc_cmd_t cmd;
+    send_cmd(f, op, md, num_messages, is_chunk, &send, &cmd);
     /* End-to-end encryption of what this frame carries: after compression
      * and per chunk, as the Java client does (a no-op without encryptor). */
     Pulsar__Proto__MessageMetadata emd = *md;
@@ -114,10 +116,8 @@ pulsarc_err_t pc_send_op_frame_borrowed(const pc_entry_conf_t *f, send_op_t *op,
                                         const Pulsar__Proto__MessageMetadata *md,
                                         const uint8_t *payload, size_t len, int num_messages) {
     Pulsar__Proto__CommandSend send;
-    send_cmd(f, op, md, num_messages, 0, &send);
-    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
-    cmd.send = &send;
+    pc_cmd_t cmd;
+    send_cmd(f, op, md, num_messages, 0, &send, &cmd);
     pulsarc_err_t err = pc_frame_encode_payload_head(&op->frame, &cmd, md, payload, len);
     if (!err) {
         op->tail = payload;
@@ -136,10 +136,8 @@ pulsarc_err_t pc_send_op_frame_gathered(const pc_entry_conf_t *f, send_op_t *op,
                                         const Pulsar__Proto__MessageMetadata *md,
                                         const send_item_t *items, size_t len, int num_messages) {
     Pulsar__Proto__CommandSend send;
-    send_cmd(f, op, md, num_messages, 0, &send);
-    pc_cmd_t cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
-    cmd.send = &send;
+    pc_cmd_t cmd;
+    send_cmd(f, op, md, num_messages, 0, &send, &cmd);
     static const uint8_t none;
     pulsarc_err_t err = pc_frame_encode_payload_head(&op->frame, &cmd, md, &none, 0);
     uint8_t *h = op->frame.data;
