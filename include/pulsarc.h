@@ -714,10 +714,21 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_receive_async(pulsarc_consumer_t *con
 PULSARC_API pulsarc_err_t pulsarc_consumer_batch_receive(pulsarc_consumer_t *consumer,
                                                          pulsarc_msg_t **msgs, size_t cap,
                                                          size_t *n);
-/** Acknowledges one message by id. */
+/**
+ * Acknowledges one message by id. Prefer pulsarc_consumer_ack when the
+ * message is at hand: only it can tell a message received before a
+ * reconnect (see there).
+ */
 PULSARC_API pulsarc_err_t pulsarc_consumer_ack_id(pulsarc_consumer_t *consumer,
                                                   const pulsarc_msgid_t *id);
-/** Acknowledges msg (borrowed). */
+/**
+ * Acknowledges msg (borrowed). An acknowledged message is not received
+ * again, even when the broker resends it after a reconnect. For a message
+ * received before the consumer's latest reconnect, whose resent copy may
+ * already be queued, this call (and pulsarc_consumer_ack_cumulative) waits
+ * for the io thread to take the copy out before it returns; from a
+ * callback it does not wait.
+ */
 PULSARC_API pulsarc_err_t pulsarc_consumer_ack(pulsarc_consumer_t *consumer,
                                                const pulsarc_msg_t *msg);
 /**

@@ -393,6 +393,7 @@ pulsarc_msg_t *pulsarc_msg_clone(const pulsarc_msg_t *s) {
     d->id = s->id;
     d->own.redelivery_count = shared_of(s)->redelivery_count;
     d->rx_owner = s->rx_owner; /* compared, never followed: routes acks of the copy */
+    d->rx_epoch = s->rx_epoch;
     if (clone_strings(d, s) || clone_bytes(d, s)) {
         pulsarc_msg_destroy(d);
         return NULL;

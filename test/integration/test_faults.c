@@ -40,6 +40,9 @@
  *    acked ones, which must not happen.
  *  - At the end a fresh consumer on the same subscription, directly on the
  *    broker, must find nothing: every ack reached the broker eventually.
+ *  - The "held" cases place the rare event of the long runs on purpose: the
+ *    application holds a message while a cut makes the broker resend it,
+ *    acks it once the copy is queued, and receives at once.
  *  - Cuts are not held back until the handles have recovered: they keep
  *    landing during production, in quick succession too.
  */
@@ -593,6 +596,121 @@ START_TEST(test_close_while_stalled) {
 }
 END_TEST
 
+/* ---------- an ack of a message held across a reconnect ---------- */
+
+#define HELD_N 60
+#define HELD_ROUNDS 6
+
+/* HELD_N messages "m-<i>", directly on the broker: in batches of 10, or one an entry. */
+static void send_numbered(const char *topic, int batched) {
+    pulsarc_client_t *c = pct_client();
+    const char *kv[] = {"batchingEnabled", batched ? "true" : "false", "batchingMaxMessages", "10",
+                        "batchingMaxPublishDelayMicros", "1000000", NULL};
+    pulsarc_conf_t *conf = pct_conf(kv);
+    pulsarc_producer_t *p = NULL;
+    char err[256];
+    ck_assert_msg(pulsarc_producer_new(c, topic, conf, &p, err, sizeof err) == PULSARC_OK, "%s", err);
+    pulsarc_conf_destroy(conf);
+    for (int i = 0; i < HELD_N; i++) {
+        char body[16];
+        snprintf(body, sizeof body, "m-%d", i);
+        pulsarc_msg_t *m = pulsarc_msg_new();
+        pulsarc_msg_set_payload(m, body, strlen(body), PULSARC_MSG_F_COPY);
+        ck_assert_int_eq(pulsarc_producer_send_async(p, m, NULL, NULL), PULSARC_OK);
+    }
+    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
+    pulsarc_producer_destroy(p);
+    pulsarc_client_destroy(c);
+}
+
+static uint64_t reconnects_of(pulsarc_consumer_t *c) {
+    pulsarc_consumer_stats_t st;
+    pulsarc_consumer_stats(c, &st);
+    return st.reconnects;
+}
+
+/* After a cut: until the consumer subscribed again and the broker's resend reached its queue. */
+static void await_resend(pulsarc_consumer_t *c, uint64_t before) {
+    pulsarc_consumer_stats_t st;
+    for (int waited = 0; waited < 30000; waited += 10) {
+        pulsarc_consumer_stats(c, &st);
+        if (st.reconnects > before && st.queue_len > 0)
+            return;
+        sleep_ms(10);
+    }
+    ck_abort_msg("no resend within 30 s of the cut");
+}
+
+/* Receives one message, counts it, and returns it (NULL at the end). */
+static pulsarc_msg_t *take_counted(pulsarc_consumer_t *c, int *seen, int timeout_ms) {
+    pulsarc_msg_t *m = NULL;
+    if (pulsarc_consumer_receive(c, &m, timeout_ms) != PULSARC_OK)
+        return NULL;
+    int i = msg_index(m, HELD_N);
+    ck_assert_int_ge(i, 0);
+    seen[i]++;
+    return m;
+}
+
+static void ack_and_destroy(pulsarc_consumer_t *c, pulsarc_msg_t *m, int cumulative) {
+    ck_assert_int_eq(cumulative ? pulsarc_consumer_ack_cumulative(c, m) : pulsarc_consumer_ack(c, m),
+                     PULSARC_OK);
+    pulsarc_msg_destroy(m);
+}
+
+/*
+ * The application holds a message while the connection is cut and the
+ * broker resends everything unacked, this message's copy first; it acks
+ * the message once the copy is queued, and receives at once. Every
+ * message must reach it exactly once: the copy may neither be handed out
+ * nor be lost with the rest.
+ */
+static void held_across_reconnects(int batched, int cumulative) {
+    const char *topic = pct_topic(batched ? "faults-held-b" : "faults-held");
+    send_numbered(topic, batched);
+    pc_proxy_t *px = proxy_to_broker();
+    pulsarc_client_t *cc = client_via(pc_proxy_url(px), "30");
+    pulsarc_consumer_t *c = make_consumer(cc, topic);
+    int seen[HELD_N] = {0};
+    for (int round = 0; round < HELD_ROUNDS; round++) {
+        pulsarc_msg_t *held = take_counted(c, seen, 10000);
+        ck_assert_ptr_nonnull(held);
+        uint64_t before = reconnects_of(c);
+        pc_proxy_cut_all(px);
+        await_resend(c, before);
+        ack_and_destroy(c, held, cumulative);
+        for (int k = 0; k < 4; k++) {
+            pulsarc_msg_t *m = take_counted(c, seen, 10000);
+            ck_assert_ptr_nonnull(m);
+            ack_and_destroy(c, m, cumulative);
+        }
+    }
+    pulsarc_msg_t *m;
+    while ((m = take_counted(c, seen, 2000)))
+        ack_and_destroy(c, m, cumulative);
+    int once = 0;
+    for (int i = 0; i < HELD_N; i++)
+        once += seen[i] == 1;
+    printf("counts: held across %s%s rounds=%d exactly_once=%d/%d reconnects=%llu\n",
+           batched ? "batched" : "unbatched", cumulative ? " cumulative" : "", HELD_ROUNDS, once, HELD_N,
+           (unsigned long long)reconnects_of(c));
+    fflush(stdout);
+    for (int i = 0; i < HELD_N; i++)
+        ck_assert_msg(seen[i] == 1, "m-%d reached the application %d times", i, seen[i]);
+    pulsarc_consumer_destroy(c);
+    pulsarc_client_destroy(cc);
+    pc_proxy_destroy(px);
+}
+
+START_TEST(test_ack_held_across_reconnect) { held_across_reconnects(0, 0); }
+END_TEST
+
+START_TEST(test_ack_held_across_reconnect_batched) { held_across_reconnects(1, 0); }
+END_TEST
+
+START_TEST(test_ack_cumulative_held_across_reconnect) { held_across_reconnects(0, 1); }
+END_TEST
+
 static TCase *tcase(const char *name, int timeout_s) {
     TCase *tc = tcase_create(name);
     tcase_set_timeout(tc, getenv("PULSARC_LONG") ? 1800 : timeout_s);
@@ -602,15 +720,20 @@ static TCase *tcase(const char *name, int timeout_s) {
 static Suite *suite(void) {
     Suite *s = suite_create("live-faults");
     TCase *cuts = tcase("cuts", 300), *stall = tcase("stall", 120), *close = tcase("close", 60);
+    TCase *held = tcase("held", 120);
     tcase_add_test(cuts, test_cuts_nothing_lost);
     tcase_add_test(cuts, test_cuts_dedup_exactly_once);
     tcase_add_test(cuts, test_cuts_long);
     tcase_add_test(cuts, test_cuts_long_dedup);
     tcase_add_test(stall, test_stall_and_delay);
     tcase_add_test(close, test_close_while_stalled);
+    tcase_add_test(held, test_ack_held_across_reconnect);
+    tcase_add_test(held, test_ack_held_across_reconnect_batched);
+    tcase_add_test(held, test_ack_cumulative_held_across_reconnect);
     suite_add_tcase(s, cuts);
     suite_add_tcase(s, stall);
     suite_add_tcase(s, close);
+    suite_add_tcase(s, held);
     return s;
 }
 

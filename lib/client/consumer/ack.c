@@ -271,8 +271,10 @@ void pc_single_acks_init(pc_single_t *c, pc_redeliver_fn due) {
 typedef struct ack_op {
     pc_single_t *c;
     int kind;
+    int held;        /* the message was handed out before the latest subscribe */
     pulsarc_msgid_t id;
     pc_op_t *waiter; /* receipts: completed by the ACK_RESPONSE */
+    pc_op_t *applied; /* held: completed once the io thread applied the call */
 } ack_op_t;
 
 static void count(pc_single_t *c, int kind) {
@@ -303,14 +305,23 @@ void pc_single_held_across(pc_single_t *c) {
 
 /* A copy queued after the event of a message the application held (pc_single_held_across). */
 static void drop_queued_copy(pc_single_t *c, const pulsarc_msgid_t *id) {
-    c->acks_to_check--;
+    if (c->acks_to_check)
+        c->acks_to_check--;
     size_t n = pc_queue_drop_id(c->queue, &c->base, id);
     if (n)
         pc_single_refund(c, (uint32_t)n);
 }
 
-static void ack_one(pc_single_t *c, const pulsarc_msgid_t *id) {
-    if (c->acks_to_check)
+/* A cumulative ack's copies: what it covers and was queued again. */
+static void drop_queued_upto(pc_single_t *c, const pulsarc_msgid_t *id) {
+    size_t n = pc_queue_drop_upto(c->queue, &c->base, id);
+    if (n)
+        pc_single_refund(c, (uint32_t)n);
+}
+
+/* held: known to be a message handed out before the latest subscribe. */
+static void ack_one(pc_single_t *c, const pulsarc_msgid_t *id, int held) {
+    if (held || c->acks_to_check)
         drop_queued_copy(c, id);
     pc_redelivery_acked(&c->redelivery, id);
     if (!each_chunk(c, id))
@@ -322,9 +333,11 @@ static void do_ack_op(void *arg) {
     pc_single_t *c = a->c;
     c->ack_waiter = a->waiter;
     if (a->kind == OP_ACK) {
-        ack_one(c, &a->id);
+        ack_one(c, &a->id, a->held);
     } else if (a->kind == OP_CUMULATIVE) {
         pc_ack_cumulative(&c->acks, &a->id);
+        if (a->held)
+            drop_queued_upto(c, &a->id);
     } else if (a->kind == OP_NACK) {
         pc_redelivery_nack(&c->redelivery, &a->id);
     } else {
@@ -335,6 +348,8 @@ static void do_ack_op(void *arg) {
                        NULL);
     c->ack_waiter = NULL;
     count(c, a->kind);
+    if (a->applied)
+        pc_op_done(a->applied, PULSARC_OK, NULL);
     pc_consumer_unref(&c->base);
     free(a);
 }
@@ -362,7 +377,7 @@ void pc_single_apply_queued_acks(pc_single_t *c) {
     size_t n;
     pulsarc_msgid_t *ids = take_queued(c, 0, &n); /* the posted drain still runs: it finds less */
     for (size_t i = 0; i < n; i++)
-        ack_one(c, &ids[i]);
+        ack_one(c, &ids[i], 0);
 }
 
 /* io thread: the drain posted by the first queued ack of a burst. */
@@ -371,18 +386,50 @@ static void do_ack_drain(void *arg) {
     size_t n;
     pulsarc_msgid_t *ids = take_queued(c, 1, &n);
     for (size_t i = 0; i < n; i++)
-        ack_one(c, &ids[i]);
+        ack_one(c, &ids[i], 0);
     pc_consumer_unref(&c->base);
 }
 
-static pulsarc_err_t queue_ack(pc_single_t *c, const pulsarc_msgid_t *id) {
+/*
+ * A message handed out before the latest subscribe (lock held). Its copy
+ * may be in the queue already, or on its way: the io thread drops it only
+ * once it has applied the ack, so the application must not receive again
+ * before then. The subscribe count changes, under this lock, before the
+ * io thread takes the acks queued so far (pc_single_held_across); an ack
+ * queued after that is seen here.
+ */
+static int held_across_locked(const pc_single_t *c, const pulsarc_msg_t *msg) {
+    return msg && msg->rx_owner == &c->base && msg->rx_epoch != (uint32_t)c->subscribes;
+}
+
+static int held_across(pc_single_t *c, const pulsarc_msg_t *msg) {
+    if (!msg)
+        return 0;
     pthread_mutex_lock(&c->base.lock);
+    int held = held_across_locked(c, msg);
+    pthread_mutex_unlock(&c->base.lock);
+    return held;
+}
+
+/*
+ * The common case: no allocation, one post per burst. Returns 1 with the
+ * call's result in *err, or 0, queuing nothing, for a message held across.
+ */
+static int queue_ack(pc_single_t *c, const pulsarc_msgid_t *id, const pulsarc_msg_t *msg,
+                     pulsarc_err_t *err) {
+    *err = PULSARC_OK;
+    pthread_mutex_lock(&c->base.lock);
+    if (held_across_locked(c, msg)) {
+        pthread_mutex_unlock(&c->base.lock);
+        return 0;
+    }
     if (c->nackq == c->capackq) {
         size_t cap = c->capackq ? c->capackq * 2 : 256;
         pulsarc_msgid_t *q = realloc(c->ackq, cap * sizeof *q);
         if (!q) {
             pthread_mutex_unlock(&c->base.lock);
-            return PULSARC_ERR_NOMEM;
+            *err = PULSARC_ERR_NOMEM;
+            return 1;
         }
         c->ackq = q;
         c->capackq = cap;
@@ -393,25 +440,44 @@ static pulsarc_err_t queue_ack(pc_single_t *c, const pulsarc_msgid_t *id) {
     c->ackq_posted = 1;
     pthread_mutex_unlock(&c->base.lock);
     if (post && pc_consumer_post(&c->base, do_ack_drain, c) != PULSARC_OK)
-        return PULSARC_ERR_CLOSED;
-    return PULSARC_OK;
+        *err = PULSARC_ERR_CLOSED;
+    return 1;
 }
 
-static pulsarc_err_t submit_one(pc_single_t *c, int kind, const pulsarc_msgid_t *id) {
-    if (kind == OP_ACK && !c->receipts)
-        return queue_ack(c, id); /* the common case: no allocation, one post per burst */
+/*
+ * msg: the message acked, when the call named one. An ack of a message
+ * held across a subscribe returns once the io thread applied it: its copy
+ * is then out of the queue, and a copy still to come is dropped on
+ * arrival. From a callback it cannot wait, and is applied as it comes.
+ */
+static pulsarc_err_t submit_one(pc_single_t *c, int kind, const pulsarc_msgid_t *id,
+                                const pulsarc_msg_t *msg) {
+    int held = 0;
+    if (kind == OP_ACK) {
+        pulsarc_err_t err;
+        if (!c->receipts && queue_ack(c, id, msg, &err))
+            return err;
+        held = !c->receipts || held_across(c, msg);
+    } else if (kind == OP_CUMULATIVE) {
+        held = held_across(c, msg);
+    }
     ack_op_t *a = calloc(1, sizeof *a);
     if (!a)
         return PULSARC_ERR_NOMEM;
     a->c = c;
     a->kind = kind;
+    a->held = held;
     if (id)
         a->id = *id;
     pc_op_t w;
-    int wait = c->receipts && (kind == OP_ACK || kind == OP_CUMULATIVE) && !pc_in_callback();
+    int receipt = c->receipts && (kind == OP_ACK || kind == OP_CUMULATIVE);
+    int wait = (receipt || held) && !pc_in_callback();
     if (wait) {
         pc_op_init(&w);
-        a->waiter = &w;
+        if (receipt)
+            a->waiter = &w;
+        else
+            a->applied = &w;
     }
     pulsarc_err_t err = pc_consumer_post(&c->base, do_ack_op, a);
     if (err)
@@ -427,7 +493,7 @@ static pulsarc_err_t submit_one(pc_single_t *c, int kind, const pulsarc_msgid_t 
 static pulsarc_err_t submit_msg(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id,
                                 const pulsarc_msg_t *msg) {
     pc_single_t *owner = c->ops->route(c, id, msg);
-    return owner ? submit_one(owner, kind, id) : PULSARC_ERR_INVALID_ARG;
+    return owner ? submit_one(owner, kind, id, msg) : PULSARC_ERR_INVALID_ARG;
 }
 
 static pulsarc_err_t submit(pulsarc_consumer_t *c, int kind, const pulsarc_msgid_t *id) {
@@ -436,7 +502,7 @@ static pulsarc_err_t submit(pulsarc_consumer_t *c, int kind, const pulsarc_msgid
 
 static pulsarc_err_t redeliver_all_of(pc_single_t *s, void *arg) {
     (void)arg;
-    return submit_one(s, OP_REDELIVER_ALL, NULL);
+    return submit_one(s, OP_REDELIVER_ALL, NULL, NULL);
 }
 static pulsarc_err_t check_id(const pulsarc_consumer_t *c, const pulsarc_msgid_t *id) {
     if (!c || !id || id->ledger_id < 0 || id->entry_id < 0)

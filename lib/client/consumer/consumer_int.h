@@ -169,6 +169,9 @@ size_t pc_queue_drop_owned(pulsarc_consumer_t *q, const pulsarc_consumer_t *owne
 /* Drops the queued copies of id that owner received; returns how many. */
 size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
                         const pulsarc_msgid_t *id);
+/* Drops the queued messages owner received at or before id (a cumulative ack's reach). */
+size_t pc_queue_drop_upto(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
+                          const pulsarc_msgid_t *id);
 /*
  * Waits (lock held) for a message, close, end of topic or timeout_ms
  * (<0: forever); *dl has tv_sec < 0 until the first timed wait sets it.

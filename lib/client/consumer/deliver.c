@@ -22,17 +22,22 @@
 
 #include "client/consumer/single.h"
 
+/* Each message learns its consumer and the subscription it came on (ack.c). */
 static void track_delivered(pc_single_t *c, const pc_rx_result_t *r) {
     pc_dlq_on_delivered(c, r->first);
+    uint32_t epoch = (uint32_t)c->subscribes;
     /* Without an ack timeout (set once, at creation) the tracker keeps
      * nothing: no call per message then. */
     if (c->redelivery.ack_timeout_ms <= 0) {
-        for (pulsarc_msg_t *m = r->first; m; m = m->next)
+        for (pulsarc_msg_t *m = r->first; m; m = m->next) {
             m->rx_owner = &c->base;
+            m->rx_epoch = epoch;
+        }
         return;
     }
     for (pulsarc_msg_t *m = r->first; m; m = m->next) {
         m->rx_owner = &c->base;
+        m->rx_epoch = epoch;
         pc_redelivery_delivered(&c->redelivery, &m->id);
     }
 }

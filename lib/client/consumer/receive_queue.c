@@ -126,9 +126,26 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
     return listen;
 }
 
-/* Drops the queued messages owner received (only those with id's position, when id is set). */
+static int same_position(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
+    return a->ledger_id == b->ledger_id && a->entry_id == b->entry_id &&
+           a->batch_index == b->batch_index;
+}
+
+/* a at or before b; b's batch index -1 covers its whole entry. */
+static int at_or_before(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
+    if (a->ledger_id != b->ledger_id)
+        return a->ledger_id < b->ledger_id;
+    if (a->entry_id != b->entry_id)
+        return a->entry_id < b->entry_id;
+    return b->batch_index < 0 || a->batch_index <= b->batch_index;
+}
+
+/*
+ * Drops the queued messages owner received: all of them without id, else
+ * those at id's position, or at or before it with upto.
+ */
 static size_t drop_matching(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
-                            const pulsarc_msgid_t *id) {
+                            const pulsarc_msgid_t *id, int upto) {
     size_t n = 0;
     pthread_mutex_lock(&q->lock);
     pulsarc_msg_t **pp = &q->qhead;
@@ -136,8 +153,7 @@ static size_t drop_matching(pulsarc_consumer_t *q, const pulsarc_consumer_t *own
     while (*pp) {
         pulsarc_msg_t *m = *pp;
         if (m->rx_owner != owner ||
-            (id && (m->id.ledger_id != id->ledger_id || m->id.entry_id != id->entry_id ||
-                    m->id.batch_index != id->batch_index))) {
+            (id && !(upto ? at_or_before(&m->id, id) : same_position(&m->id, id)))) {
             q->qtail = m;
             pp = &m->next;
             continue;
@@ -153,12 +169,17 @@ static size_t drop_matching(pulsarc_consumer_t *q, const pulsarc_consumer_t *own
 }
 
 size_t pc_queue_drop_owned(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner) {
-    return drop_matching(q, owner, NULL);
+    return drop_matching(q, owner, NULL, 0);
 }
 
 size_t pc_queue_drop_id(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
                         const pulsarc_msgid_t *id) {
-    return drop_matching(q, owner, id);
+    return drop_matching(q, owner, id, 0);
+}
+
+size_t pc_queue_drop_upto(pulsarc_consumer_t *q, const pulsarc_consumer_t *owner,
+                          const pulsarc_msgid_t *id) {
+    return drop_matching(q, owner, id, 1);
 }
 
 /* ---------- taking messages out (application threads) ---------- */
