@@ -106,22 +106,45 @@ pulsarc_conf_t *pct_conf(const char *const *kv) {
     return conf;
 }
 
-void pct_send_tagged(pulsarc_client_t *c, const char *topic, const char *tag, int n) {
-    const char *kv[] = {"batchingEnabled", "false", NULL};
+/* A producer for topic: batch > 1 batches up to batch messages an entry, else none. */
+static pulsarc_producer_t *tagged_producer(pulsarc_client_t *c, const char *topic, int batch) {
+    char max[16];
+    snprintf(max, sizeof max, "%d", batch > 1 ? batch : 1);
+    const char *kv[] = {"batchingEnabled", batch > 1 ? "true" : "false", "batchingMaxMessages", max,
+                        "batchingMaxPublishDelayMicros", "2000000", NULL};
     pulsarc_conf_t *conf = pct_conf(kv);
     pulsarc_producer_t *p = NULL;
     char err[256];
     ck_assert_msg(pulsarc_producer_new(c, topic, conf, &p, err, sizeof err) == PULSARC_OK, "%s: %s",
                   topic, err);
     pulsarc_conf_destroy(conf);
+    return p;
+}
+
+static pulsarc_msg_t *tagged_msg(const char *tag, int i) {
+    char body[128];
+    snprintf(body, sizeof body, "%s-%d", tag, i);
+    pulsarc_msg_t *m = pulsarc_msg_new();
+    pulsarc_msg_set_payload(m, body, strlen(body), PULSARC_MSG_F_COPY);
+    return m;
+}
+
+void pct_send_tagged(pulsarc_client_t *c, const char *topic, const char *tag, int n) {
+    pulsarc_producer_t *p = tagged_producer(c, topic, 0);
     for (int i = 0; i < n; i++) {
-        char body[128];
-        snprintf(body, sizeof body, "%s-%d", tag, i);
-        pulsarc_msg_t *m = pulsarc_msg_new();
-        pulsarc_msg_set_payload(m, body, strlen(body), PULSARC_MSG_F_COPY);
+        pulsarc_msg_t *m = tagged_msg(tag, i);
         ck_assert_int_eq(pulsarc_producer_send(p, m, NULL), PULSARC_OK);
         pulsarc_msg_destroy(m);
     }
+    pulsarc_producer_destroy(p);
+}
+
+void pct_send_tagged_async(pulsarc_client_t *c, const char *topic, const char *tag, int n,
+                           int batch) {
+    pulsarc_producer_t *p = tagged_producer(c, topic, batch);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(pulsarc_producer_send_async(p, tagged_msg(tag, i), NULL, NULL), PULSARC_OK);
+    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
     pulsarc_producer_destroy(p);
 }
 

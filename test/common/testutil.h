@@ -58,4 +58,8 @@ pulsarc_conf_t *pct_conf(const char *const *kv);
 /* Sends n messages "<tag>-<i>" to topic, synchronously, from an unbatched
  * producer made for it (which also creates the topic). */
 void pct_send_tagged(pulsarc_client_t *c, const char *topic, const char *tag, int n);
+/* The same asynchronously, then a flush: batch > 1 batches up to batch
+ * messages an entry (the delay is long, so batches fill), else unbatched. */
+void pct_send_tagged_async(pulsarc_client_t *c, const char *topic, const char *tag, int n,
+                           int batch);
 #endif

@@ -604,22 +604,7 @@ END_TEST
 /* HELD_N messages "m-<i>", directly on the broker: in batches of 10, or one an entry. */
 static void send_numbered(const char *topic, int batched) {
     pulsarc_client_t *c = pct_client();
-    const char *kv[] = {"batchingEnabled", batched ? "true" : "false", "batchingMaxMessages", "10",
-                        "batchingMaxPublishDelayMicros", "1000000", NULL};
-    pulsarc_conf_t *conf = pct_conf(kv);
-    pulsarc_producer_t *p = NULL;
-    char err[256];
-    ck_assert_msg(pulsarc_producer_new(c, topic, conf, &p, err, sizeof err) == PULSARC_OK, "%s", err);
-    pulsarc_conf_destroy(conf);
-    for (int i = 0; i < HELD_N; i++) {
-        char body[16];
-        snprintf(body, sizeof body, "m-%d", i);
-        pulsarc_msg_t *m = pulsarc_msg_new();
-        pulsarc_msg_set_payload(m, body, strlen(body), PULSARC_MSG_F_COPY);
-        ck_assert_int_eq(pulsarc_producer_send_async(p, m, NULL, NULL), PULSARC_OK);
-    }
-    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
-    pulsarc_producer_destroy(p);
+    pct_send_tagged_async(c, topic, "m", HELD_N, batched ? 10 : 0);
     pulsarc_client_destroy(c);
 }
 

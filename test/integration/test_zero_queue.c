@@ -253,17 +253,7 @@ START_TEST(test_batch_closes_consumer) {
     pulsarc_client_t *c = pct_client();
     const char *topic = pct_topic("zq-batch");
     pulsarc_consumer_t *cons = zero_consumer(c, topic, "Shared");
-    const char *kv[] = {"batchingEnabled", "true", "batchingMaxMessages", "5",
-                        "batchingMaxPublishDelayMicros", "2000000", NULL};
-    pulsarc_producer_t *p = producer_kv(c, topic, kv);
-    for (int i = 0; i < 5; i++) {
-        char body[32];
-        snprintf(body, sizeof body, "msg-%d", i);
-        pulsarc_msg_t *m = pulsarc_msg_new();
-        pulsarc_msg_set_payload(m, body, strlen(body), PULSARC_MSG_F_COPY);
-        ck_assert_int_eq(pulsarc_producer_send_async(p, m, NULL, NULL), PULSARC_OK);
-    }
-    ck_assert_int_eq(pulsarc_producer_flush(p, 30000), PULSARC_OK);
+    pct_send_tagged_async(c, topic, "msg", 5, 5); /* one entry of 5 */
     pulsarc_msg_t *m = NULL;
     ck_assert_int_eq(pulsarc_consumer_receive(cons, &m, -1), PULSARC_ERR_UNSUPPORTED);
     ck_assert_ptr_null(m);
@@ -278,7 +268,6 @@ START_TEST(test_batch_closes_consumer) {
     pulsarc_conf_destroy(conf);
     for (int i = 0; i < 5; i++)
         ck_assert_int_eq(recv_index(cons), i);
-    pulsarc_producer_destroy(p);
     pulsarc_consumer_destroy(cons);
     pulsarc_client_destroy(c);
 }
