@@ -6,6 +6,8 @@
 #                   classpath (the broker jar depends on the Java client, so
 #                   nothing more is fetched) into $B/java when it is newer;
 #                   sets HAVE_JAVA (0/1), JAVA_CP and JVER (the client jar)
+#   broker_pid, proc_cpu_ticks PID   the live test broker's PID, and a
+#                   process's CPU so far in clock ticks (both from /proc)
 #   start_sink LOG [PIN...]  starts $B/replay_server on $PORT, output to LOG,
 #                   and waits until it listens; stop_sink stops it
 # Callers set B (the bench build dir) and OUT, and PORT for start_sink.
@@ -35,6 +37,18 @@ java_setup() {
     fi
     [ $HAVE_JAVA = 1 ] || echo "java client unavailable (javac or the broker classpath missing); its rows are skipped"
 }
+
+# broker_pid: the PID of the test broker this shell's PULSARC_BROKER_INSTANCE
+# names (BROKER_PID overrides), or nothing when it is not found.
+broker_pid() {
+    local inst=${PULSARC_BROKER_INSTANCE:-0} f pid
+    f=test/broker/.work$([ "$inst" = 0 ] || echo "-$inst")/broker.pid
+    pid=${BROKER_PID:-$(cat "$f" 2>/dev/null || true)}
+    [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && echo "$pid"
+    return 0
+}
+# proc_cpu_ticks PID: user + system clock ticks the process has used so far.
+proc_cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
 SINK_PID=
 start_sink() {

@@ -19,6 +19,10 @@
 #  - --sink: against build/bench/replay_server, which answers every SEND
 #    with its receipt at once, so what is left is the client's own cost.
 #    One server for the whole run, on CPU 0, the client on CPU 1.
+#  - Live, the broker's own CPU is read from /proc around every run (the
+#    broker of PULSARC_BROKER_INSTANCE, or BROKER_PID): CPU-s per M it spent
+#    on each client's traffic, and the cores it kept busy over the run,
+#    which says whether the broker, not the client, bounds the rate.
 #  - Java: compiled with javac against the test broker's classpath, as
 #    bench/compare.sh does; skipped when javac or the classpath is missing.
 #
@@ -64,7 +68,10 @@ if [ $SINK = 1 ]; then
 else
     URL=${PULSAR_SERVICE_URL:?needs PULSAR_SERVICE_URL (run under test/broker/run-with-broker.sh), or --sink}
     WHERE="live broker $URL"
+    BPID=$(broker_pid)
+    [ -n "$BPID" ] || echo "broker PID not found (set BROKER_PID): its CPU columns stay empty"
 fi
+TICKS=$(getconf CLK_TCK)
 
 java_setup ProduceJava
 
@@ -76,18 +83,24 @@ run() {
     local client=$1 size=$2 batch=$3 n=$4 round=$5 line topic
     topic=persistent://public/default/produce-$client-$size-$batch-$round-$$-$(date +%s%N)
     local args=(--url "$URL" --topic "$topic" --messages "$n" --size "$size" --batch "$batch" --pending "$PENDING" --label "$client")
+    local b0 t0 bcpu=- bcores=-
+    [ -n "${BPID:-}" ] && b0=$(proc_cpu_ticks "$BPID") && t0=$(date +%s%N)
     if [ "$client" = pulsarc ]; then
         line=$(timeout 600 "${PIN1[@]}" "$B/produce" "${args[@]}" 2>>"$OUT/produce-compare.err" | grep '^produce:' || true)
     else
         line=$(timeout 600 "${PIN1[@]}" java -Xms512m -cp "$JAVA_CP" ProduceJava "${args[@]}" 2>>"$OUT/produce-compare.err" | grep '^produce:' || true)
     fi
-    echo "$client $size $batch: $line" >>"$LOG"
+    if [ -n "${BPID:-}" ] && [ -r "/proc/$BPID/stat" ]; then
+        read -r bcpu bcores < <(awk -v d="$(( $(proc_cpu_ticks "$BPID") - b0 ))" -v hz="$TICKS" -v n="$n" \
+            -v ns="$(( $(date +%s%N) - t0 ))" 'BEGIN { printf "%.3f %.2f\n", d / hz / n * 1e6, d / hz / (ns / 1e9) }')
+    fi
+    echo "$client $size $batch: $line broker_cpu_s_per_M=$bcpu broker_cores=$bcores" >>"$LOG"
     if [ "$(echo "$line" | kv status)" != ok ]; then
         echo "  $client $size B batch=$batch failed: ${line:-no output} (see $OUT/produce-compare.err)" >&2
         return 0
     fi
-    echo "$client $size $batch $(echo "$line" | kv msgs_per_s) $(echo "$line" | kv cpu_s_per_M) $(echo "$line" | kv rss_mb)" >>"$ROWS"
-    echo "  round $round: $client $size B batch=$batch: $(echo "$line" | kv msgs_per_s) msg/s, $(echo "$line" | kv cpu_s_per_M) CPU-s/M, $(echo "$line" | kv rss_mb) MB"
+    echo "$client $size $batch $(echo "$line" | kv msgs_per_s) $(echo "$line" | kv cpu_s_per_M) $(echo "$line" | kv rss_mb) $bcpu $bcores" >>"$ROWS"
+    echo "  round $round: $client $size B batch=$batch: $(echo "$line" | kv msgs_per_s) msg/s, $(echo "$line" | kv cpu_s_per_M) CPU-s/M, $(echo "$line" | kv rss_mb) MB; broker $bcpu CPU-s/M, $bcores cores busy"
 }
 
 echo "$WHERE; pending $PENDING; pairs $PAIRS; java $JVER"
@@ -103,7 +116,7 @@ done
 # stat CLIENT SIZE BATCH COLUMN: "median (min-max)" of one column over the rounds
 stat() {
     local vals
-    vals=$(awk -v c="$1" -v s="$2" -v b="$3" -v k="$4" '$1 == c && $2 == s && $3 == b { print $k }' "$ROWS")
+    vals=$(awk -v c="$1" -v s="$2" -v b="$3" -v k="$4" '$1 == c && $2 == s && $3 == b && $k != "-" { print $k }' "$ROWS")
     [ -n "$vals" ] || { echo "-"; return; }
     echo "$(echo "$vals" | median) ($(echo "$vals" | minmax))"
 }
@@ -117,5 +130,17 @@ for cell in $CELLS; do
     name="$size B $([ "$batch" = 1 ] && echo batched || echo unbatched)"
     echo "| $name | $(stat pulsarc "$size" "$batch" 4) | $(stat java "$size" "$batch" 4) | $(stat pulsarc "$size" "$batch" 5) | $(stat java "$size" "$batch" 5) | $(stat pulsarc "$size" "$batch" 6) | $(stat java "$size" "$batch" 6) |"
 done
+if [ $SINK = 0 ]; then
+    echo
+    echo "The broker's CPU over the same runs (all its threads; a run includes the client's start-up, when the broker idles):"
+    echo
+    echo "| cell | broker CPU-s per M, pulsarc's traffic | broker CPU-s per M, Java's | cores the broker kept busy, pulsarc run | Java run |"
+    echo "|---|---|---|---|---|"
+    for cell in $CELLS; do
+        size=${cell%:*} batch=${cell#*:}
+        name="$size B $([ "$batch" = 1 ] && echo batched || echo unbatched)"
+        echo "| $name | $(stat pulsarc "$size" "$batch" 7) | $(stat java "$size" "$batch" 7) | $(stat pulsarc "$size" "$batch" 8) | $(stat java "$size" "$batch" 8) |"
+    done
+fi
 echo
 echo "log: $LOG"
