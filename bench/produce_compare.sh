@@ -125,22 +125,26 @@ echo "## producer at saturation, pulsarc beside the Java client ($JVER), $WHERE;
 echo
 echo "| cell | msg/s pulsarc | msg/s Java | CPU-s per M pulsarc | CPU-s per M Java | peak RSS MB pulsarc | peak RSS MB Java |"
 echo "|---|---|---|---|---|---|---|"
-for cell in $CELLS; do
-    size=${cell%:*} batch=${cell#*:}
-    name="$size B $([ "$batch" = 1 ] && echo batched || echo unbatched)"
-    echo "| $name | $(stat pulsarc "$size" "$batch" 4) | $(stat java "$size" "$batch" 4) | $(stat pulsarc "$size" "$batch" 5) | $(stat java "$size" "$batch" 5) | $(stat pulsarc "$size" "$batch" 6) | $(stat java "$size" "$batch" 6) |"
-done
+# rows COLUMN...: one table row a cell, each column's pulsarc and Java figures side by side
+rows() {
+    local cell size batch line col
+    for cell in $CELLS; do
+        size=${cell%:*} batch=${cell#*:}
+        line="| $size B $([ "$batch" = 1 ] && echo batched || echo unbatched)"
+        for col in "$@"; do
+            line="$line | $(stat pulsarc "$size" "$batch" "$col") | $(stat java "$size" "$batch" "$col")"
+        done
+        echo "$line |"
+    done
+}
+rows 4 5 6
 if [ $SINK = 0 ]; then
     echo
     echo "The broker's CPU over the same runs (all its threads; a run includes the client's start-up, when the broker idles):"
     echo
     echo "| cell | broker CPU-s per M, pulsarc's traffic | broker CPU-s per M, Java's | cores the broker kept busy, pulsarc run | Java run |"
     echo "|---|---|---|---|---|"
-    for cell in $CELLS; do
-        size=${cell%:*} batch=${cell#*:}
-        name="$size B $([ "$batch" = 1 ] && echo batched || echo unbatched)"
-        echo "| $name | $(stat pulsarc "$size" "$batch" 7) | $(stat java "$size" "$batch" 7) | $(stat pulsarc "$size" "$batch" 8) | $(stat java "$size" "$batch" 8) |"
-    done
+    rows 7 8
 fi
 echo
 echo "log: $LOG"

@@ -723,11 +723,11 @@ PULSARC_API pulsarc_err_t pulsarc_consumer_ack_id(pulsarc_consumer_t *consumer,
                                                   const pulsarc_msgid_t *id);
 /**
  * Acknowledges msg (borrowed). An acknowledged message is not received
- * again, even when the broker resends it after a reconnect. For a message
- * received before the consumer's latest reconnect, whose resent copy may
- * already be queued, this call (and pulsarc_consumer_ack_cumulative) waits
- * for the io thread to take the copy out before it returns; from a
- * callback it does not wait.
+ * again, even when the broker resends it (after a reconnect, or asked to
+ * redeliver everything unacked). For a message received before such a
+ * resend, whose copy may already be queued, this call (and
+ * pulsarc_consumer_ack_cumulative) waits for the io thread to take the
+ * copy out before it returns, also inside a callback.
  */
 PULSARC_API pulsarc_err_t pulsarc_consumer_ack(pulsarc_consumer_t *consumer,
                                                const pulsarc_msg_t *msg);

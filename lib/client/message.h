@@ -40,7 +40,7 @@ struct pulsarc_msg_s {
     pulsarc_msgid_t id;
     uint64_t event_time;
     int64_t seq;
-    uint32_t rx_epoch;    /* received: its consumer's subscribe count on arrival */
+    uint32_t rx_epoch;    /* received: its consumer's resend epoch on arrival (ack.c) */
     struct pulsarc_msg_s *next; /* consumer receive queue link */
     /* Received messages are views: every pointer borrows from entry. */
     struct pc_entry *entry;

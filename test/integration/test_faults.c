@@ -608,22 +608,32 @@ static void send_numbered(const char *topic, int batched) {
     pulsarc_client_destroy(c);
 }
 
-static uint64_t reconnects_of(pulsarc_consumer_t *c) {
-    pulsarc_consumer_stats_t st;
-    pulsarc_consumer_stats(c, &st);
-    return st.reconnects;
+/* The broker resends what is unacked: after a cut, or asked to redeliver everything. */
+static int resend_seen(const pulsarc_consumer_stats_t *now, const pulsarc_consumer_stats_t *before,
+                       int redeliver) {
+    return redeliver ? now->redelivery_requests > before->redelivery_requests
+                     : now->reconnects > before->reconnects;
 }
 
-/* After a cut: until the consumer subscribed again and the broker's resend reached its queue. */
-static void await_resend(pulsarc_consumer_t *c, uint64_t before) {
-    pulsarc_consumer_stats_t st;
+/* Makes the broker resend, and waits until the resend reached the queue. */
+static void force_resend(pc_proxy_t *px, pulsarc_consumer_t *c, int redeliver) {
+    pulsarc_consumer_stats_t before, st;
+    pulsarc_consumer_stats(c, &before);
+    if (redeliver)
+        ck_assert_int_eq(pulsarc_consumer_redeliver_unacked(c), PULSARC_OK);
+    else
+        pc_proxy_cut_all(px);
+    int seen_at = -1;
     for (int waited = 0; waited < 30000; waited += 10) {
         pulsarc_consumer_stats(c, &st);
-        if (st.reconnects > before && st.queue_len > 0)
+        if (seen_at < 0 && resend_seen(&st, &before, redeliver))
+            seen_at = waited;
+        /* a moment after it: the io thread emptied the queue right after counting */
+        if (seen_at >= 0 && waited - seen_at >= 50 && st.queue_len > 0)
             return;
         sleep_ms(10);
     }
-    ck_abort_msg("no resend within 30 s of the cut");
+    ck_abort_msg("no resend within 30 s");
 }
 
 /* Receives one message, counts it, and returns it (NULL at the end). */
@@ -643,16 +653,35 @@ static void ack_and_destroy(pulsarc_consumer_t *c, pulsarc_msg_t *m, int cumulat
     pulsarc_msg_destroy(m);
 }
 
+static void check_exactly_once(const int *seen, const char *name, pulsarc_consumer_t *c) {
+    pulsarc_consumer_stats_t st;
+    pulsarc_consumer_stats(c, &st);
+    int once = 0;
+    for (int i = 0; i < HELD_N; i++)
+        once += seen[i] == 1;
+    printf("counts: held across, %s: rounds=%d exactly_once=%d/%d reconnects=%llu "
+           "redelivery_requests=%llu\n", name, HELD_ROUNDS, once, HELD_N,
+           (unsigned long long)st.reconnects, (unsigned long long)st.redelivery_requests);
+    fflush(stdout);
+    for (int i = 0; i < HELD_N; i++)
+        ck_assert_msg(seen[i] == 1, "%s: m-%d reached the application %d times", name, i, seen[i]);
+}
+
+typedef struct held_case {
+    const char *name;
+    int batched, cumulative, redeliver;
+} held_case_t;
+
 /*
- * The application holds a message while the connection is cut and the
- * broker resends everything unacked, this message's copy first; it acks
- * the message once the copy is queued, and receives at once. Every
- * message must reach it exactly once: the copy may neither be handed out
- * nor be lost with the rest.
+ * The application holds a message while the broker resends everything
+ * unacked, this message's copy first (a cut, or a redeliver-everything
+ * request); it acks the message once the copy is queued, and receives at
+ * once. Every message must reach it exactly once: the copy may neither be
+ * handed out nor be lost with the rest.
  */
-static void held_across_reconnects(int batched, int cumulative) {
-    const char *topic = pct_topic(batched ? "faults-held-b" : "faults-held");
-    send_numbered(topic, batched);
+static void held_across_resends(const held_case_t *hc) {
+    const char *topic = pct_topic("faults-held");
+    send_numbered(topic, hc->batched);
     pc_proxy_t *px = proxy_to_broker();
     pulsarc_client_t *cc = client_via(pc_proxy_url(px), "30");
     pulsarc_consumer_t *c = make_consumer(cc, topic);
@@ -660,40 +689,125 @@ static void held_across_reconnects(int batched, int cumulative) {
     for (int round = 0; round < HELD_ROUNDS; round++) {
         pulsarc_msg_t *held = take_counted(c, seen, 10000);
         ck_assert_ptr_nonnull(held);
-        uint64_t before = reconnects_of(c);
-        pc_proxy_cut_all(px);
-        await_resend(c, before);
-        ack_and_destroy(c, held, cumulative);
+        force_resend(px, c, hc->redeliver);
+        ack_and_destroy(c, held, hc->cumulative);
         for (int k = 0; k < 4; k++) {
             pulsarc_msg_t *m = take_counted(c, seen, 10000);
             ck_assert_ptr_nonnull(m);
-            ack_and_destroy(c, m, cumulative);
+            ack_and_destroy(c, m, hc->cumulative);
         }
     }
     pulsarc_msg_t *m;
     while ((m = take_counted(c, seen, 2000)))
-        ack_and_destroy(c, m, cumulative);
-    int once = 0;
-    for (int i = 0; i < HELD_N; i++)
-        once += seen[i] == 1;
-    printf("counts: held across %s%s rounds=%d exactly_once=%d/%d reconnects=%llu\n",
-           batched ? "batched" : "unbatched", cumulative ? " cumulative" : "", HELD_ROUNDS, once, HELD_N,
-           (unsigned long long)reconnects_of(c));
-    fflush(stdout);
-    for (int i = 0; i < HELD_N; i++)
-        ck_assert_msg(seen[i] == 1, "m-%d reached the application %d times", i, seen[i]);
+        ack_and_destroy(c, m, hc->cumulative);
+    check_exactly_once(seen, hc->name, c);
     pulsarc_consumer_destroy(c);
     pulsarc_client_destroy(cc);
     pc_proxy_destroy(px);
 }
 
-START_TEST(test_ack_held_across_reconnect) { held_across_reconnects(0, 0); }
+static const held_case_t held_cases[] = {
+    {"unbatched", 0, 0, 0},
+    {"batched", 1, 0, 0},
+    {"cumulative", 0, 1, 0},
+    {"redeliver everything", 0, 0, 1},
+};
+
+START_TEST(test_ack_held_across_resend) { held_across_resends(&held_cases[_i]); }
 END_TEST
 
-START_TEST(test_ack_held_across_reconnect_batched) { held_across_reconnects(1, 0); }
-END_TEST
+/* A listener that holds every tenth message until the test lets it go. */
+typedef struct held_listener {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int seen[HELD_N];
+    int delivered, holding, release, bad;
+} held_listener_t;
 
-START_TEST(test_ack_cumulative_held_across_reconnect) { held_across_reconnects(0, 1); }
+static void hold_until_released(held_listener_t *h) {
+    h->holding = 1;
+    pthread_cond_broadcast(&h->cond);
+    while (!h->release)
+        pthread_cond_wait(&h->cond, &h->lock);
+    h->release = h->holding = 0;
+}
+
+static void on_held_message(pulsarc_consumer_t *c, pulsarc_msg_t *m, void *arg) {
+    held_listener_t *h = arg;
+    int i = msg_index(m, HELD_N);
+    pthread_mutex_lock(&h->lock);
+    if (i < 0) {
+        h->bad++;
+    } else {
+        h->seen[i]++;
+        h->delivered++;
+        pthread_cond_broadcast(&h->cond);
+        if (i % (HELD_N / HELD_ROUNDS) == 0 && h->seen[i] == 1)
+            hold_until_released(h);
+    }
+    pthread_mutex_unlock(&h->lock);
+    pulsarc_err_t e = pulsarc_consumer_ack(c, m); /* inside the callback: it waits there too */
+    pulsarc_msg_destroy(m);
+    if (e != PULSARC_OK) {
+        pthread_mutex_lock(&h->lock);
+        h->bad++;
+        pthread_mutex_unlock(&h->lock);
+    }
+}
+
+/* Until the listener holds a message (or delivered reaches want), 30 s at most. */
+static void await_listener(held_listener_t *h, int want_holding, int want_delivered) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 30;
+    pthread_mutex_lock(&h->lock);
+    int ok = 1;
+    while (ok && (want_holding ? !h->holding : h->delivered < want_delivered))
+        ok = pthread_cond_timedwait(&h->cond, &h->lock, &dl) == 0;
+    int delivered = h->delivered, holding = h->holding;
+    pthread_mutex_unlock(&h->lock);
+    ck_assert_msg(ok, "listener: waited 30 s for %s (delivered %d, holding %d)",
+                  want_holding ? "a held message" : "every message", delivered, holding);
+}
+
+/* The same with a message listener, whose ack runs inside the callback. */
+START_TEST(test_ack_held_across_reconnect_listener) {
+    const char *topic = pct_topic("faults-held-l");
+    send_numbered(topic, 0);
+    static held_listener_t h;
+    memset(&h, 0, sizeof h);
+    pthread_mutex_init(&h.lock, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    pc_proxy_t *px = proxy_to_broker();
+    pulsarc_client_t *cc = client_via(pc_proxy_url(px), "30");
+    char qs[16];
+    snprintf(qs, sizeof qs, "%d", QUEUE_SIZE);
+    const char *kv[] = {"subscriptionInitialPosition", "Earliest", "receiverQueueSize", qs, NULL};
+    pulsarc_conf_t *conf = pct_conf(kv);
+    pulsarc_conf_set_message_listener(conf, on_held_message, &h);
+    pulsarc_consumer_t *c = NULL;
+    char err[256];
+    ck_assert_msg(pulsarc_consumer_new(cc, topic, "faults-sub", conf, &c, err, sizeof err) ==
+                      PULSARC_OK, "consumer: %s", err);
+    pulsarc_conf_destroy(conf);
+    for (int round = 0; round < HELD_ROUNDS; round++) {
+        await_listener(&h, 1, 0);
+        force_resend(px, c, 0);
+        pthread_mutex_lock(&h.lock);
+        h.release = 1;
+        pthread_cond_broadcast(&h.cond);
+        pthread_mutex_unlock(&h.lock);
+    }
+    await_listener(&h, 0, HELD_N);
+    sleep_ms(500); /* a late copy would come by now */
+    pthread_mutex_lock(&h.lock);
+    ck_assert_int_eq(h.bad, 0);
+    check_exactly_once(h.seen, "listener", c);
+    pthread_mutex_unlock(&h.lock);
+    pulsarc_consumer_destroy(c);
+    pulsarc_client_destroy(cc);
+    pc_proxy_destroy(px);
+}
 END_TEST
 
 static TCase *tcase(const char *name, int timeout_s) {
@@ -712,9 +826,9 @@ static Suite *suite(void) {
     tcase_add_test(cuts, test_cuts_long_dedup);
     tcase_add_test(stall, test_stall_and_delay);
     tcase_add_test(close, test_close_while_stalled);
-    tcase_add_test(held, test_ack_held_across_reconnect);
-    tcase_add_test(held, test_ack_held_across_reconnect_batched);
-    tcase_add_test(held, test_ack_cumulative_held_across_reconnect);
+    tcase_add_loop_test(held, test_ack_held_across_resend, 0,
+                        (int)(sizeof held_cases / sizeof held_cases[0]));
+    tcase_add_test(held, test_ack_held_across_reconnect_listener);
     suite_add_tcase(s, cuts);
     suite_add_tcase(s, stall);
     suite_add_tcase(s, close);

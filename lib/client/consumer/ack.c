@@ -271,7 +271,7 @@ void pc_single_acks_init(pc_single_t *c, pc_redeliver_fn due) {
 typedef struct ack_op {
     pc_single_t *c;
     int kind;
-    int held;        /* the message was handed out before the latest subscribe */
+    int held;        /* the message arrived before the latest resend (held_across_locked) */
     pulsarc_msgid_t id;
     pc_op_t *waiter; /* receipts: completed by the ACK_RESPONSE */
     pc_op_t *applied; /* held: completed once the io thread applied the call */
@@ -295,6 +295,11 @@ static size_t held_by_application(pc_single_t *c) {
 }
 
 void pc_single_held_across(pc_single_t *c) {
+    /* Before the queued acks are taken: an ack after this is one of a message
+     * held across, and sees it (held_across_locked). */
+    pthread_mutex_lock(&c->base.lock);
+    c->resend_epoch++;
+    pthread_mutex_unlock(&c->base.lock);
     pc_entry_set_clear(&c->delivered); /* what comes now is what we asked for */
     pc_single_apply_queued_acks(c); /* made before the event: their copies are filtered on arrival */
     size_t held = held_by_application(c);
@@ -319,7 +324,7 @@ static void drop_queued_upto(pc_single_t *c, const pulsarc_msgid_t *id) {
         pc_single_refund(c, (uint32_t)n);
 }
 
-/* held: known to be a message handed out before the latest subscribe. */
+/* held: known to be a message that arrived before the latest resend. */
 static void ack_one(pc_single_t *c, const pulsarc_msgid_t *id, int held) {
     if (held || c->acks_to_check)
         drop_queued_copy(c, id);
@@ -391,24 +396,15 @@ static void do_ack_drain(void *arg) {
 }
 
 /*
- * A message handed out before the latest subscribe (lock held). Its copy
- * may be in the queue already, or on its way: the io thread drops it only
- * once it has applied the ack, so the application must not receive again
- * before then. The subscribe count changes, under this lock, before the
- * io thread takes the acks queued so far (pc_single_held_across); an ack
- * queued after that is seen here.
+ * A message that arrived before the broker was last made to resend what is
+ * unacked (lock held): its copy may be queued already, or on its way, and
+ * the io thread drops it only once it has applied the ack, so the
+ * application must not receive again before then. The resend epoch
+ * changes under this lock before the io thread takes the acks queued so
+ * far (pc_single_held_across); an ack that comes later sees it here.
  */
 static int held_across_locked(const pc_single_t *c, const pulsarc_msg_t *msg) {
-    return msg && msg->rx_owner == &c->base && msg->rx_epoch != (uint32_t)c->subscribes;
-}
-
-static int held_across(pc_single_t *c, const pulsarc_msg_t *msg) {
-    if (!msg)
-        return 0;
-    pthread_mutex_lock(&c->base.lock);
-    int held = held_across_locked(c, msg);
-    pthread_mutex_unlock(&c->base.lock);
-    return held;
+    return msg && msg->rx_owner == &c->base && msg->rx_epoch != c->resend_epoch;
 }
 
 /*
@@ -445,47 +441,51 @@ static int queue_ack(pc_single_t *c, const pulsarc_msgid_t *id, const pulsarc_ms
 }
 
 /*
+ * Posts the op (lock held), deciding under the lock whether it is an ack
+ * of a message held across a resend: one posted before the resend epoch
+ * changed runs on the io thread before any copy can arrive (posts run
+ * after the turn's reads, and the copies need a round trip), one posted
+ * after sees the change. Returns whether the caller must wait on w.
+ */
+static int post_locked(pc_single_t *c, ack_op_t *a, const pulsarc_msg_t *msg, pc_op_t *w,
+                       pulsarc_err_t *err) {
+    int acking = a->kind == OP_ACK || a->kind == OP_CUMULATIVE;
+    a->held = acking && held_across_locked(c, msg);
+    if (acking && c->receipts && !pc_in_callback())
+        a->waiter = w; /* the broker's answer comes after the ack was applied */
+    else if (a->held)
+        a->applied = w; /* from a callback too: the io thread never waits for one */
+    *err = pc_consumer_post(&c->base, do_ack_op, a);
+    return !*err && (a->waiter || a->applied);
+}
+
+/*
  * msg: the message acked, when the call named one. An ack of a message
- * held across a subscribe returns once the io thread applied it: its copy
- * is then out of the queue, and a copy still to come is dropped on
- * arrival. From a callback it cannot wait, and is applied as it comes.
+ * held across a resend returns once the io thread applied it: its copy is
+ * then out of the queue, and a copy still to come is dropped on arrival.
  */
 static pulsarc_err_t submit_one(pc_single_t *c, int kind, const pulsarc_msgid_t *id,
                                 const pulsarc_msg_t *msg) {
-    int held = 0;
-    if (kind == OP_ACK) {
-        pulsarc_err_t err;
-        if (!c->receipts && queue_ack(c, id, msg, &err))
-            return err;
-        held = !c->receipts || held_across(c, msg);
-    } else if (kind == OP_CUMULATIVE) {
-        held = held_across(c, msg);
-    }
+    pulsarc_err_t err;
+    if (kind == OP_ACK && !c->receipts && queue_ack(c, id, msg, &err))
+        return err;
     ack_op_t *a = calloc(1, sizeof *a);
     if (!a)
         return PULSARC_ERR_NOMEM;
     a->c = c;
     a->kind = kind;
-    a->held = held;
     if (id)
         a->id = *id;
     pc_op_t w;
-    int receipt = c->receipts && (kind == OP_ACK || kind == OP_CUMULATIVE);
-    int wait = (receipt || held) && !pc_in_callback();
-    if (wait) {
-        pc_op_init(&w);
-        if (receipt)
-            a->waiter = &w;
-        else
-            a->applied = &w;
-    }
-    pulsarc_err_t err = pc_consumer_post(&c->base, do_ack_op, a);
+    pc_op_init(&w);
+    pthread_mutex_lock(&c->base.lock);
+    int wait = post_locked(c, a, msg, &w, &err);
+    pthread_mutex_unlock(&c->base.lock);
     if (err)
         free(a);
     else if (wait)
         err = pc_op_wait(&w, NULL, 0);
-    if (wait)
-        pc_op_destroy(&w);
+    pc_op_destroy(&w);
     return err;
 }
 

@@ -25,7 +25,7 @@
 /* Each message learns its consumer and the subscription it came on (ack.c). */
 static void track_delivered(pc_single_t *c, const pc_rx_result_t *r) {
     pc_dlq_on_delivered(c, r->first);
-    uint32_t epoch = (uint32_t)c->subscribes;
+    uint32_t epoch = c->resend_epoch;
     /* Without an ack timeout (set once, at creation) the tracker keeps
      * nothing: no call per message then. */
     if (c->redelivery.ack_timeout_ms <= 0) {

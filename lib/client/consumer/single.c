@@ -205,17 +205,13 @@ static void h_ready(pc_handler_t *h, pc_conn_t *conn, const pc_frame_t *reply) {
     pc_single_t *c = PC_SINGLE_OF_HANDLER(h);
     (void)reply;
     (void)conn; /* attached before SUBSCRIBE went out */
-    /* First: from here on an ack of a message from before is one held
-     * across this subscribe, and takes the careful way (ack.c). */
-    pthread_mutex_lock(&c->base.lock);
-    c->subscribes++;
-    pthread_mutex_unlock(&c->base.lock);
     pc_single_drop_queued(c); /* the broker redelivers everything unacked */
     pc_single_held_across(c);
     pthread_mutex_lock(&c->base.lock);
     c->permits = 0;
     c->connected = 1;
     c->seeking = 0;
+    c->subscribes++;
     if (!c->create_waiter)
         c->base.stats.reconnects++;
     pthread_mutex_unlock(&c->base.lock);

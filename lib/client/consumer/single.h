@@ -49,9 +49,11 @@ struct pc_single {
     pc_reader_pos_t *start;      /* readers: where the non-durable cursor starts; NULL: durable */
     uint64_t epoch;              /* consumer epoch for "redeliver all" */
     int seeking;                 /* a seek succeeded; drop deliveries until re-subscribed */
-    uint64_t subscribes;         /* successful SUBSCRIBEs so far; written under base.lock */
+    uint64_t subscribes;         /* successful SUBSCRIBEs so far */
     pc_entry_set_t delivered;    /* entries delivered since the broker was last asked to send again */
     size_t acks_to_check;        /* next acks whose id may also be queued again (pc_single_held_across) */
+    uint32_t resend_epoch;       /* bumped under base.lock each time the broker is to resend what is
+                                  * unacked (a SUBSCRIBE, "redeliver everything"); messages carry it */
     pc_rx_result_t pend;         /* decoded during one read, handed over at its end */
     pc_timer_t idle_timer;       /* auto-scaling: the idle check that shrinks the queue */
 
