@@ -36,10 +36,6 @@ void pc_wq_clear(pc_wqueue_t *q) {
     q->ref_bytes = 0;
 }
 
-pulsarc_err_t pc_wq_append(pc_wqueue_t *q, const void *p, size_t n) {
-    return pc_buf_append(&q->own, p, n);
-}
-
 static int grow_refs(pc_wqueue_t *q) {
     size_t cap = q->cap ? q->cap * 2 : 64;
     pc_wref_t *r = realloc(q->refs, cap * sizeof *r);

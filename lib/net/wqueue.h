@@ -32,7 +32,9 @@ void pc_wq_clear(pc_wqueue_t *q);
 static inline size_t pc_wq_len(const pc_wqueue_t *q) { return q->own.len + q->ref_bytes; }
 static inline int pc_wq_borrows(const pc_wqueue_t *q) { return q->nrefs > 0; }
 /* Queues a copy of p. */
-pulsarc_err_t pc_wq_append(pc_wqueue_t *q, const void *p, size_t n);
+static inline pulsarc_err_t pc_wq_append(pc_wqueue_t *q, const void *p, size_t n) {
+    return pc_buf_append(&q->own, p, n);
+}
 /* Queues p itself: it must stay unchanged until written, cleared or copied
  * (pc_wq_copy_borrowed). Without memory for the note, a copy. */
 pulsarc_err_t pc_wq_borrow(pc_wqueue_t *q, const void *p, size_t n);
