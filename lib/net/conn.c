@@ -3,8 +3,17 @@
  * socket in the protocol: the CONNECT/CONNECTED handshake, PING/PONG,
  * request-id correlation (each request with its own timer), and routing of
  * unsolicited frames to the producer or consumer attached under an id.
- * Frames are appended to one write buffer and written at the end of the
+ * Frames are appended to one write queue and written at the end of the
  * loop turn that queued them, so a burst costs one syscall, not one each.
+ * Large pieces a producer sends from its own memory (message payloads) are
+ * borrowed, not copied, where the transport gathers (plain TCP: one
+ * sendmsg over the pieces; TLS copies, SSL_write taking one buffer). A
+ * piece is borrowed until the write that ends its turn: what that write
+ * leaves is copied then, and a connection that fails or closes drops it.
+ * Within the turn its owner may still free it (a send timeout, a closing
+ * producer), so before freeing lent memory it asks every connection of the
+ * thread to copy what it borrows (pc_conn_copy_borrowed): those borrowing
+ * are on a thread-local list, empty between turns.
  *
  * Bytes go through a transport (transport.h): plain TCP, or TLS whose
  * handshake runs after the TCP connect and before CONNECT is sent. Because
@@ -44,10 +53,14 @@
 #include "net/auth_plugin.h"
 #include "net/resolve.h"
 #include "net/transport.h"
+#include "net/wqueue.h"
 
 #define PROTOCOL_VERSION 20
 #define READ_CHUNK (64 * 1024)
 #define WRITE_NOW_BYTES (256 * 1024) /* queued bytes that are written without waiting for the turn's end */
+/* Smaller pieces are copied: on loopback the kernel's cost per extra piece
+ * of a sendmsg outweighs copying them below about 1 KiB (bench/gather). */
+#define BORROW_MIN 1024
 #define ERR_CRED_MAX 440 /* a provider's message: an issuer's URL and its error_description */
 
 /* ST_TLS: TCP is up, the TLS handshake runs; ST_HANDSHAKE: CONNECT sent (or
@@ -99,7 +112,10 @@ struct pc_conn {
     int fail_eof;
     int waiting_pong;
     int got_traffic;
-    pc_buf_t rbuf, wbuf;
+    pc_buf_t rbuf;
+    pc_wqueue_t wq;          /* bytes to write: copied, and borrowed pieces */
+    pc_conn_t *next_borrowing; /* on the thread's borrowing list */
+    int borrowing;
     size_t max_message_size;
     int protocol_version;
     waiter_t *waiters;
@@ -121,6 +137,7 @@ static void conn_on_io(void *arg, uint32_t events);
 static void write_queued_now(pc_conn_t *c);
 static int may_write(const pc_conn_t *c);
 static void try_next_addr(pc_conn_t *c, const char *last_error);
+static void sync_borrowing(pc_conn_t *c);
 
 /* ---------- lifetime ---------- */
 
@@ -130,7 +147,9 @@ static void conn_free(void *arg) {
     pc_conn_t *c = arg;
     pc_buf_free(&c->rbuf);
     pc_arena_free(&c->arena);
-    pc_buf_free(&c->wbuf);
+    pc_wq_clear(&c->wq);
+    sync_borrowing(c);
+    pc_wq_free(&c->wq);
     pc_attach_free(&c->producers);
     pc_attach_free(&c->consumers);
     pc_attach_free(&c->watchers);
@@ -232,6 +251,8 @@ void pc_conn_close(pc_conn_t *c, pulsarc_err_t why, const char *reason) {
         close(c->fd);
         c->fd = -1;
     }
+    pc_wq_clear(&c->wq); /* nothing more is written: borrowed pieces go back */
+    sync_borrowing(c);
     fail_waiters(c, why, reason);
     fail_requests(c, why, reason);
     notify_attached(c, &c->producers, why);
@@ -256,7 +277,7 @@ static void close_tx_error(pc_conn_t *c) {
 }
 
 static void update_interest(pc_conn_t *c) {
-    int out = c->wbuf.len > 0 || c->read_wants_out;
+    int out = pc_wq_len(&c->wq) > 0 || c->read_wants_out;
     pc_io_mod(c->loop, &c->io, EPOLLIN | (out ? EPOLLOUT : 0));
 }
 
@@ -284,22 +305,33 @@ static void write_failed(pc_conn_t *c, int eof) {
     pc_timer_start(c->loop, &c->fail_timer, 0);
 }
 
-static void flush_out(pc_conn_t *c) {
-    if (c->write_failed)
+/* Its owner may free a borrowed piece after this turn: what the socket
+ * did not take is copied, or, without memory, the connection goes. */
+static void keep_unwritten(pc_conn_t *c) {
+    if (pc_wq_copy_borrowed(&c->wq) == PULSARC_OK)
         return;
-    while (c->wbuf.len > 0) {
-        size_t n = 0;
-        pc_tx_status_t st = pc_tx_write(c->tx, c->wbuf.data, c->wbuf.len, &n);
-        if (st == PC_TX_OK) {
-            pc_buf_consume(&c->wbuf, n);
-            continue;
-        }
-        if (st == PC_TX_AGAIN)
-            break; /* EPOLLIN is always on; EPOLLOUT while wbuf is not empty */
-        write_failed(c, st == PC_TX_EOF);
+    pc_wq_clear(&c->wq);
+    c->tx->errcode = PULSARC_ERR_NOMEM;
+    snprintf(c->tx->err, sizeof c->tx->err, "out of memory keeping unwritten bytes");
+    write_failed(c, 0);
+}
+
+static void flush_out(pc_conn_t *c) {
+    if (c->write_failed) { /* nothing more is written: drop what is borrowed */
+        pc_wq_clear(&c->wq);
+        sync_borrowing(c);
         return;
     }
-    update_interest(c);
+    pc_tx_status_t st = pc_wq_write(&c->wq, c->tx);
+    if (st == PC_TX_EOF || st == PC_TX_ERR) {
+        pc_wq_clear(&c->wq);
+        write_failed(c, st == PC_TX_EOF);
+    } else if (st == PC_TX_AGAIN) {
+        keep_unwritten(c); /* EPOLLIN is always on; EPOLLOUT while bytes wait */
+    }
+    sync_borrowing(c);
+    if (!c->write_failed)
+        update_interest(c);
 }
 
 static int may_write(const pc_conn_t *c) { return c->state == ST_READY || c->state == ST_HANDSHAKE; }
@@ -308,12 +340,8 @@ static int may_write(const pc_conn_t *c) { return c->state == ST_READY || c->sta
  * writes were put off to the turn's end. Best effort, and a failure arms
  * nothing (the connection is going anyway). */
 static void write_queued_now(pc_conn_t *c) {
-    while (c->wbuf.len > 0 && !c->write_failed) {
-        size_t n = 0;
-        if (pc_tx_write(c->tx, c->wbuf.data, c->wbuf.len, &n) != PC_TX_OK)
-            return;
-        pc_buf_consume(&c->wbuf, n);
-    }
+    if (!c->write_failed)
+        pc_wq_write(&c->wq, c->tx);
 }
 
 static void flush_at_turn_end(void *arg) {
@@ -335,7 +363,7 @@ static pulsarc_err_t queued(pc_conn_t *c, pulsarc_err_t err) {
         return err;
     if (!may_write(c))
         return c->state == ST_CLOSED ? PULSARC_ERR_DISCONNECTED : PULSARC_OK;
-    if (c->wbuf.len >= WRITE_NOW_BYTES) {
+    if (pc_wq_len(&c->wq) >= WRITE_NOW_BYTES) {
         flush_out(c);
     } else if (!c->flush_pending) {
         c->flush_pending = 1;
@@ -348,13 +376,60 @@ static pulsarc_err_t queued(pc_conn_t *c, pulsarc_err_t err) {
 pulsarc_err_t pc_conn_send(pc_conn_t *c, const pc_cmd_t *cmd) {
     if (c->state == ST_CLOSED)
         return PULSARC_ERR_DISCONNECTED;
-    return queued(c, pc_frame_encode(&c->wbuf, cmd));
+    return queued(c, pc_frame_encode(&c->wq.own, cmd));
 }
 
 pulsarc_err_t pc_conn_send_raw(pc_conn_t *c, const uint8_t *data, size_t len) {
     if (c->state == ST_CLOSED)
         return PULSARC_ERR_DISCONNECTED;
-    return queued(c, pc_buf_append(&c->wbuf, data, len));
+    return queued(c, pc_wq_append(&c->wq, data, len));
+}
+
+/* Connections of this thread that borrow pieces now (few, and only within a turn). */
+static _Thread_local pc_conn_t *borrowing;
+
+static void sync_borrowing(pc_conn_t *c) {
+    if (pc_wq_borrows(&c->wq) == c->borrowing)
+        return;
+    if (!c->borrowing) {
+        c->next_borrowing = borrowing;
+        borrowing = c;
+        c->borrowing = 1;
+        return;
+    }
+    for (pc_conn_t **pp = &borrowing; *pp; pp = &(*pp)->next_borrowing) {
+        if (*pp == c) {
+            *pp = c->next_borrowing;
+            break;
+        }
+    }
+    c->borrowing = 0;
+}
+
+pulsarc_err_t pc_conn_send_borrowed(pc_conn_t *c, const uint8_t *data, size_t len) {
+    if (len < BORROW_MIN) /* the common small piece: as pc_conn_send_raw */
+        return c->state == ST_CLOSED ? PULSARC_ERR_DISCONNECTED
+                                     : queued(c, pc_wq_append(&c->wq, data, len));
+    if (!may_write(c) || c->write_failed || !pc_tx_can_writev(c->tx))
+        return pc_conn_send_raw(c, data, len);
+    pulsarc_err_t err = pc_wq_borrow(&c->wq, data, len);
+    sync_borrowing(c);
+    return queued(c, err);
+}
+
+void pc_conn_copy_borrowed(void) {
+    while (borrowing) {
+        pc_conn_t *c = borrowing;
+        if (c->tx && !c->write_failed)
+            keep_unwritten(c);
+        else
+            pc_wq_clear(&c->wq);
+        sync_borrowing(c);
+        if (borrowing == c) { /* cannot happen: the queue borrows nothing now */
+            borrowing = c->next_borrowing;
+            c->borrowing = 0;
+        }
+    }
 }
 
 /* ---------- requests ---------- */
@@ -527,7 +602,7 @@ static void send_connect_now(pc_conn_t *c) {
     cmd.connect = &conn;
     c->state = ST_HANDSHAKE;
     pc_conn_send(c, &cmd);
-    pc_auth_wipe(cred, cred_len); /* encoded into wbuf by now */
+    pc_auth_wipe(cred, cred_len); /* encoded into the write queue by now */
 }
 
 /*
@@ -1064,7 +1139,7 @@ pc_conn_t *pc_conn_new(pc_loop_t *loop, const pc_conn_opts_t *opts, const char *
     c->proxy_to = dup_or_null(proxy_to);
     pc_buf_init(&c->rbuf, PC_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_PADDING + 8);
     c->pb = pc_arena_allocator(&c->arena);
-    pc_buf_init(&c->wbuf, 0);
+    pc_wq_init(&c->wq);
     pc_timer_init(&c->connect_timer, connect_timeout, c);
     pc_timer_init(&c->keepalive_timer, keepalive_tick, c);
     pc_timer_init(&c->fail_timer, on_write_failed, c);

@@ -72,6 +72,16 @@ void pc_conn_set_close_hook(pc_conn_t *c, void (*hook)(void *arg, pc_conn_t *c),
 pulsarc_err_t pc_conn_send(pc_conn_t *c, const pc_cmd_t *cmd);
 /* Sends an already framed buffer (SEND frames built by a producer). */
 pulsarc_err_t pc_conn_send_raw(pc_conn_t *c, const uint8_t *data, size_t len);
+/*
+ * As pc_conn_send_raw, but a large piece may be written from data itself
+ * (small ones are copied): data must stay unchanged until the end of this
+ * loop turn, and before its owner frees it sooner it must call
+ * pc_conn_copy_borrowed. Resends after a reconnect queue it again.
+ */
+pulsarc_err_t pc_conn_send_borrowed(pc_conn_t *c, const uint8_t *data, size_t len);
+/* Every connection of this thread copies what it borrows: lent memory may
+ * be freed after this. Cheap when none borrows (between loop turns). */
+void pc_conn_copy_borrowed(void);
 /* Sends cmd (whose request_id field must equal id) and routes the reply to cb. */
 void pc_conn_request(pc_conn_t *c, const pc_cmd_t *cmd, uint64_t id, int timeout_ms,
                      pc_req_cb cb, void *arg);

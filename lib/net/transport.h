@@ -7,6 +7,7 @@
 #define PC_TRANSPORT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "pulsarc.h"
 
@@ -23,6 +24,9 @@ typedef struct pc_transport_vt {
     pc_tx_status_t (*handshake)(pc_transport_t *t);
     pc_tx_status_t (*read)(pc_transport_t *t, uint8_t *buf, size_t len, size_t *n);
     pc_tx_status_t (*write)(pc_transport_t *t, const uint8_t *buf, size_t len, size_t *n);
+    /* Optional (NULL: the caller copies the pieces into one buffer and uses
+     * write): one write of cnt pieces in order, *n bytes taken in all. */
+    pc_tx_status_t (*writev)(pc_transport_t *t, const struct iovec *iov, int cnt, size_t *n);
     void (*free)(pc_transport_t *t);
 } pc_transport_vt;
 
@@ -45,6 +49,11 @@ static inline pc_tx_status_t pc_tx_write(pc_transport_t *t, const uint8_t *b, si
                                          size_t *n) {
     return t->vt->write(t, b, l, n);
 }
+static inline pc_tx_status_t pc_tx_writev(pc_transport_t *t, const struct iovec *iov, int cnt,
+                                          size_t *n) {
+    return t->vt->writev(t, iov, cnt, n);
+}
+static inline int pc_tx_can_writev(const pc_transport_t *t) { return t->vt->writev != NULL; }
 static inline void pc_tx_free(pc_transport_t *t) {
     if (t)
         t->vt->free(t);

@@ -1,7 +1,8 @@
 /*
  * Design notes: the plain transport is send()/recv() on the connection's
- * non-blocking socket; it has no handshake and buffers nothing, so a short
- * read means the socket is drained. It also holds the TLS entry points of a
+ * non-blocking socket (sendmsg() for pieces gathered from several places,
+ * so they need not be copied together first); it has no handshake and
+ * buffers nothing, so a short read means the socket is drained. It also holds the TLS entry points of a
  * build without OpenSSL (WITH_TLS=0), which refuse with UNSUPPORTED.
  * Loop thread only.
  */
@@ -63,9 +64,27 @@ static pc_tx_status_t tcp_write(pc_transport_t *t, const uint8_t *buf, size_t le
     }
 }
 
+static pc_tx_status_t tcp_writev(pc_transport_t *t, const struct iovec *iov, int cnt, size_t *n) {
+    struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt};
+    for (;;) {
+        ssize_t r = sendmsg(t->fd, &m, MSG_NOSIGNAL); /* writev would raise SIGPIPE */
+        if (r >= 0) {
+            *n = (size_t)r;
+            return PC_TX_OK;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            t->want = EPOLLOUT;
+            return PC_TX_AGAIN;
+        }
+        return tcp_fail(t, "write", errno);
+    }
+}
+
 static void tcp_free(pc_transport_t *t) { free(t); }
 
-static const pc_transport_vt tcp_vt = {tcp_handshake, tcp_read, tcp_write, tcp_free};
+static const pc_transport_vt tcp_vt = {tcp_handshake, tcp_read, tcp_write, tcp_writev, tcp_free};
 
 pc_transport_t *pc_transport_tcp_new(int fd) {
     pc_transport_t *t = calloc(1, sizeof *t);

@@ -209,7 +209,9 @@ static void tls_free(pc_transport_t *base) {
     free(t);
 }
 
-static const pc_transport_vt tls_vt = {tls_handshake, tls_read, tls_write, tls_free};
+/* No writev: SSL_write takes one buffer, so the connection copies what it
+ * sends into one (as many small records would cost more than the copy). */
+static const pc_transport_vt tls_vt = {tls_handshake, tls_read, tls_write, NULL, tls_free};
 
 static int is_ip_literal(const char *host) {
     unsigned char a[16];

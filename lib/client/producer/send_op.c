@@ -8,8 +8,12 @@
  * message lives until the op completes it). An uncompressed, unencrypted
  * batch is sent the same way from the op's body, where its records were
  * written, or, gathered, from the messages themselves with only the
- * records' heads in the body (the payload bytes are copied once, into the
- * connection's buffer, instead of twice). A finished op goes back to its producer's pool with its frame
+ * records' heads in the body. Large pieces (payloads, a compressed frame)
+ * are lent to the connection (pc_conn_send_borrowed), which on plain TCP
+ * writes them from here with one gathered write, so their bytes are not
+ * copied at all on the way to the socket; whoever frees an op that may
+ * still be lent (producer.c's complete_op) first has the connections copy
+ * what they borrow. A finished op goes back to its producer's pool with its frame
  * buffer, so an unbatched message costs neither an op nor a frame
  * allocation once the pool has filled. Io thread only.
  */
@@ -168,14 +172,14 @@ static pulsarc_err_t write_gathered(const send_op_t *op, pc_conn_t *conn) {
         size_t head = 4 + pc_rd_u32(op->body.data + off);
         err = pc_conn_send_raw(conn, op->body.data + off, head);
         if (!err && it->msg->len)
-            err = pc_conn_send_raw(conn, it->msg->data, it->msg->len);
+            err = pc_conn_send_borrowed(conn, it->msg->data, it->msg->len);
         off += head;
     }
     return err;
 }
 
 void pc_send_op_write(const send_op_t *op, pc_conn_t *conn) {
-    if (pc_conn_send_raw(conn, op->frame.data, op->frame.len) != PULSARC_OK)
+    if (pc_conn_send_borrowed(conn, op->frame.data, op->frame.len) != PULSARC_OK)
         return;
     if (op->gathered) {
         if (write_gathered(op, conn) == PULSARC_ERR_NOMEM) /* as below: a torn frame */
@@ -187,6 +191,6 @@ void pc_send_op_write(const send_op_t *op, pc_conn_t *conn) {
     /* Straight after its head: nothing else is queued in between. A head
      * queued without its payload would garble the stream: the connection
      * goes, and the producer resends on the next one. */
-    if (pc_conn_send_raw(conn, op->tail, op->tail_len) == PULSARC_ERR_NOMEM)
+    if (pc_conn_send_borrowed(conn, op->tail, op->tail_len) == PULSARC_ERR_NOMEM)
         pc_conn_close(conn, PULSARC_ERR_NOMEM, "out of memory queueing a message for the broker");
 }
