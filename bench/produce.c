@@ -56,10 +56,12 @@ typedef struct snap {
 } snap_t;
 
 static atomic_uint_fast64_t done_ok, done_err;
-/* The main thread sleeps here until every queued send has its outcome. */
+/* The main thread sleeps here until every queued send has its outcome; a
+ * callback takes the lock only once the count reaches what it waits for,
+ * so the program's own share of each receipt is two atomic additions. */
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
-static uint64_t done_want = UINT64_MAX;
+static atomic_uint_fast64_t done_want = UINT64_MAX;
 
 static void take(snap_t *s) {
     s->t = now_s();
@@ -71,9 +73,12 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_err_t err, const pulsarc_msgi
                     pulsarc_msg_t *msg, void *opaque) {
     (void)p, (void)id, (void)msg, (void)opaque;
     atomic_fetch_add(err ? &done_err : &done_ok, 1);
+    /* The waiter stores done_want before it reads the counts: either it
+     * sees this outcome, or this sees its want and signals under the lock. */
+    if (atomic_load(&done_ok) + atomic_load(&done_err) < atomic_load(&done_want))
+        return;
     pthread_mutex_lock(&done_lock);
-    if (atomic_load(&done_ok) + atomic_load(&done_err) >= done_want)
-        pthread_cond_signal(&done_cond);
+    pthread_cond_signal(&done_cond);
     pthread_mutex_unlock(&done_lock);
 }
 
@@ -83,7 +88,7 @@ static void wait_outcomes(uint64_t want) {
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += 120;
     pthread_mutex_lock(&done_lock);
-    done_want = want;
+    atomic_store(&done_want, want);
     while (atomic_load(&done_ok) + atomic_load(&done_err) < want)
         if (pthread_cond_timedwait(&done_cond, &done_lock, &dl))
             break;

@@ -18,7 +18,11 @@
 #    production on a small machine.
 #  - --sink: against build/bench/replay_server, which answers every SEND
 #    with its receipt at once, so what is left is the client's own cost.
-#    One server for the whole run, on CPU 0, the client on CPU 1.
+#    One server for the whole run, on CPU 0, the client on CPU 1. All the
+#    client's threads then share one core, so no cache line moves between
+#    cores: a live figure (unpinned) is not that plus the broker's share
+#    alone. Pinned to one CPU (taskset -c 1) against the live broker,
+#    100 B batched costs about what it costs against the sink.
 #  - Live, the broker's own CPU is read from /proc around every run (the
 #    broker of PULSARC_BROKER_INSTANCE, or BROKER_PID): CPU-s per M it spent
 #    on each client's traffic, and the cores it kept busy over the run,

@@ -32,9 +32,14 @@
 typedef struct pc_memlimit {
     pthread_mutex_t lock;
     int64_t limit;         /* 0: unlimited */
+    pc_op_queue_t line;    /* blocked reservations, oldest first (under lock) */
+    /* Every send adds to used: the padding keeps it on a cache line of its
+     * own, not one that fields beside the budget (the client's callback
+     * queue) are written on by other threads. */
+    char pad_before[64];
     _Atomic int64_t used;
     atomic_int entering;   /* senders past the fast path: in line or about to be */
-    pc_op_queue_t line;    /* blocked reservations, oldest first (under lock) */
+    char pad_after[64];
 } pc_memlimit_t;
 
 void pc_memlimit_init(pc_memlimit_t *m, int64_t limit);

@@ -3,7 +3,9 @@
  * is filled by setters on the application's thread and handed to the
  * producer; an incoming one is built by the consumer on the loop thread and
  * handed to the application. Either way exactly one owner at a time, so no
- * locks.
+ * locks. The struct of a message the application builds comes from, and
+ * goes back to, msg_pool.c: a producer's messages are built on the
+ * sending thread and destroyed on the callback thread.
  */
 #include "client/message.h"
 
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client/msg_pool.h"
 #include "client/rxpool.h"
 #include "core/base64.h"
 
@@ -21,7 +24,7 @@ static inline const pc_msg_shared_t *shared_of(const pulsarc_msg_t *m) {
 }
 
 pulsarc_msg_t *pulsarc_msg_new(void) {
-    pulsarc_msg_t *m = calloc(1, sizeof *m);
+    pulsarc_msg_t *m = pc_msg_pool_get();
     if (m) {
         m->id = pulsarc_msgid_earliest();
         m->seq = -1;
@@ -54,7 +57,7 @@ static __attribute__((noinline)) void destroy_owned(pulsarc_msg_t *m) {
     free(m->props);
     free(m->own.producer_name);
     free(m->own.topic);
-    free(m);
+    pc_msg_pool_put(m);
 }
 
 void pulsarc_msg_destroy(pulsarc_msg_t *m) {
