@@ -384,11 +384,17 @@ static void complete_item(pc_topic_producer_t *p, send_item_t *it, pulsarc_err_t
     complete_items(p, it, err, errmsg, NULL, NULL);
 }
 
-/* The op's frame and its messages may still be lent to a connection that
- * has not written them this turn (a send timeout, a close): copied first. */
+/*
+ * The op's frame and its messages may still be lent to a connection that
+ * has not written them this turn (a send timeout, a close): copied first.
+ * Not for a receipt: the broker answered what it read, so every byte of
+ * this op was written, and copying would take this turn's other loans out
+ * of the gathered write for nothing.
+ */
 static void complete_op(pc_topic_producer_t *p, send_op_t *op, pulsarc_err_t err,
                         const char *errmsg, const pulsarc_msgid_t *entry_id) {
-    pc_conn_copy_borrowed();
+    if (!entry_id)
+        pc_conn_copy_borrowed();
     send_item_t *items = op->items;
     op->items = NULL;
     if (items)
