@@ -40,6 +40,7 @@
 #ifdef PC_MSG_POOL_OFF
 pulsarc_msg_t *pc_msg_pool_get(void) { return calloc(1, sizeof(pulsarc_msg_t)); }
 void pc_msg_pool_put(pulsarc_msg_t *m) { free(m); }
+int pc_msg_pool_on(void) { return 0; }
 #else
 
 #if defined(__has_include)
@@ -176,6 +177,11 @@ static void refill(void) {
             last = last->next;
         give(&mine, chain, last, got);
     }
+}
+
+int pc_msg_pool_on(void) {
+    pthread_once(&exit_once, make_key);
+    return exit_key != (pthread_key_t)-1;
 }
 
 pulsarc_msg_t *pc_msg_pool_get(void) {

@@ -7,5 +7,7 @@
 pulsarc_msg_t *pc_msg_pool_get(void);
 /* Takes back a struct whose contents were already freed. Any thread. */
 void pc_msg_pool_put(pulsarc_msg_t *m);
+/* 1 when spares are kept; 0 under AddressSanitizer or valgrind (plain calloc and free). */
+int pc_msg_pool_on(void);
 
 #endif

@@ -47,23 +47,6 @@ static pc_tx_status_t tcp_read(pc_transport_t *t, uint8_t *buf, size_t len, size
     }
 }
 
-static pc_tx_status_t tcp_write(pc_transport_t *t, const uint8_t *buf, size_t len, size_t *n) {
-    for (;;) {
-        ssize_t r = send(t->fd, buf, len, MSG_NOSIGNAL);
-        if (r >= 0) {
-            *n = (size_t)r;
-            return PC_TX_OK;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            t->want = EPOLLOUT;
-            return PC_TX_AGAIN;
-        }
-        return tcp_fail(t, "write", errno);
-    }
-}
-
 static pc_tx_status_t tcp_writev(pc_transport_t *t, const struct iovec *iov, int cnt, size_t *n) {
     struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt};
     for (;;) {
@@ -80,6 +63,11 @@ static pc_tx_status_t tcp_writev(pc_transport_t *t, const struct iovec *iov, int
         }
         return tcp_fail(t, "write", errno);
     }
+}
+
+static pc_tx_status_t tcp_write(pc_transport_t *t, const uint8_t *buf, size_t len, size_t *n) {
+    struct iovec one = {.iov_base = (void *)buf, .iov_len = len};
+    return tcp_writev(t, &one, 1, n);
 }
 
 static void tcp_free(pc_transport_t *t) { free(t); }

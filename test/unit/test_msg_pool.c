@@ -14,28 +14,8 @@
 #include <string.h>
 
 #include "client/message.h"
+#include "client/msg_pool.h"
 #include "testutil.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define POOLED 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define POOLED 0
-#endif
-#endif
-#ifndef POOLED
-#define POOLED 1
-#endif
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-#ifndef RUNNING_ON_VALGRIND
-#define RUNNING_ON_VALGRIND 0
-#endif
-
-static int pooled(void) { return POOLED && !RUNNING_ON_VALGRIND; }
 
 enum { N = 3000 };
 
@@ -77,21 +57,27 @@ static pulsarc_msg_t *full_msg(int i) {
     return m;
 }
 
-START_TEST(test_reused_struct_is_fresh) {
-    static pulsarc_msg_t *old[N];
-    for (int i = 0; i < N; i++)
-        old[i] = full_msg(i);
-    for (int i = 0; i < N; i++)
-        pulsarc_msg_destroy(old[i]);
+/* Takes N new messages into now, each checked fresh; returns how many are structs from old. */
+static int take_fresh(pulsarc_msg_t **now, pulsarc_msg_t *const *old) {
     int reused = 0;
-    static pulsarc_msg_t *now[N];
     for (int i = 0; i < N; i++) {
         now[i] = pulsarc_msg_new();
         ck_assert_ptr_nonnull(now[i]);
         assert_fresh(now[i]);
         reused += was_destroyed(old, N, now[i]);
     }
-    if (pooled())
+    return reused;
+}
+
+START_TEST(test_reused_struct_is_fresh) {
+    static pulsarc_msg_t *old[N];
+    for (int i = 0; i < N; i++)
+        old[i] = full_msg(i);
+    for (int i = 0; i < N; i++)
+        pulsarc_msg_destroy(old[i]);
+    static pulsarc_msg_t *now[N];
+    int reused = take_fresh(now, old);
+    if (pc_msg_pool_on())
         ck_assert_int_gt(reused, 0);
     for (int i = 0; i < N; i++)
         pulsarc_msg_destroy(now[i]);
@@ -119,14 +105,8 @@ START_TEST(test_structs_destroyed_on_another_thread_come_back) {
         pthread_t t;
         ck_assert_int_eq(pthread_create(&t, NULL, destroy_all, &b), 0);
         ck_assert_int_eq(pthread_join(t, NULL), 0); /* its spares leave with it */
-        int reused = 0;
-        for (int i = 0; i < N; i++) {
-            now[i] = pulsarc_msg_new();
-            ck_assert_ptr_nonnull(now[i]);
-            assert_fresh(now[i]);
-            reused += was_destroyed(old, N, now[i]);
-        }
-        if (pooled())
+        int reused = take_fresh(now, old);
+        if (pc_msg_pool_on())
             ck_assert_int_gt(reused, N / 2);
         for (int i = 0; i < N; i++)
             pulsarc_msg_destroy(now[i]);
