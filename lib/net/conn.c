@@ -407,10 +407,8 @@ static void sync_borrowing(pc_conn_t *c) {
 }
 
 pulsarc_err_t pc_conn_send_borrowed(pc_conn_t *c, const uint8_t *data, size_t len) {
-    if (len < BORROW_MIN) /* the common small piece: as pc_conn_send_raw */
-        return c->state == ST_CLOSED ? PULSARC_ERR_DISCONNECTED
-                                     : queued(c, pc_wq_append(&c->wq, data, len));
-    if (!may_write(c) || c->write_failed || !pc_tx_can_writev(c->tx))
+    /* The common small piece, and whatever cannot be gathered now: copied. */
+    if (len < BORROW_MIN || !may_write(c) || c->write_failed || !pc_tx_can_writev(c->tx))
         return pc_conn_send_raw(c, data, len);
     pulsarc_err_t err = pc_wq_borrow(&c->wq, data, len);
     sync_borrowing(c);

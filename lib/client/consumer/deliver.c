@@ -22,7 +22,7 @@
 
 #include "client/consumer/single.h"
 
-/* Each message learns its consumer and the subscription it came on (ack.c). */
+/* Each message learns its consumer and the resend epoch it came in (ack.c). */
 static void track_delivered(pc_single_t *c, const pc_rx_result_t *r) {
     pc_dlq_on_delivered(c, r->first);
     uint32_t epoch = c->resend_epoch;

@@ -126,11 +126,6 @@ int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *
     return listen;
 }
 
-static int same_position(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
-    return a->ledger_id == b->ledger_id && a->entry_id == b->entry_id &&
-           a->batch_index == b->batch_index;
-}
-
 /* a at or before b; b's batch index -1 covers its whole entry. */
 static int at_or_before(const pulsarc_msgid_t *a, const pulsarc_msgid_t *b) {
     if (a->ledger_id != b->ledger_id)
@@ -153,7 +148,7 @@ static size_t drop_matching(pulsarc_consumer_t *q, const pulsarc_consumer_t *own
     while (*pp) {
         pulsarc_msg_t *m = *pp;
         if (m->rx_owner != owner ||
-            (id && !(upto ? at_or_before(&m->id, id) : same_position(&m->id, id)))) {
+            (id && !(upto ? at_or_before(&m->id, id) : pulsarc_msgid_compare(&m->id, id) == 0))) {
             q->qtail = m;
             pp = &m->next;
             continue;
