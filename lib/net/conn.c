@@ -57,6 +57,7 @@
 
 #define PROTOCOL_VERSION 20
 #define READ_CHUNK (64 * 1024)
+#define HANDOFF_BYTES (256 * 1024) /* read before what was read goes to the consumers (read_input) */
 #define WRITE_NOW_BYTES (256 * 1024) /* queued bytes that are written without waiting for the turn's end */
 /* Smaller pieces are copied: on loopback the kernel's cost per extra piece
  * of a sendmsg outweighs copying them below about 1 KiB (bench/gather). */
@@ -918,7 +919,6 @@ static void process_input(pc_conn_t *c) {
             off = 0; /* adopted: the buffer now holds only what followed the frame */
     }
     pc_buf_consume(&c->rbuf, off);
-    input_done(c); /* closed: the list is empty, each consumer flushed on its own */
 }
 
 /*
@@ -942,32 +942,48 @@ static size_t read_room(const pc_conn_t *c) {
     return rest < room ? rest : room;
 }
 
+/* One read and what it completed; 1 while the socket may hold more. */
+static int read_some(pc_conn_t *c, size_t *got) {
+    if (pc_buf_reserve(&c->rbuf, READ_CHUNK) && pc_buf_reserve(&c->rbuf, 1)) {
+        closef(c, PULSARC_ERR_FRAME_TOO_BIG, "receive buffer limit reached on %s%s", NULL);
+        return 0;
+    }
+    size_t room = read_room(c), n = 0;
+    pc_tx_status_t st = pc_tx_read(c->tx, c->rbuf.data + c->rbuf.len, room, &n);
+    if (st == PC_TX_OK) {
+        c->rbuf.len += n;
+        *got += n;
+        process_input(c);
+        /* A short plain read drained the socket; TLS may still hold records. */
+        return c->state != ST_CLOSED && (n == room || c->tx->read_until_again);
+    }
+    if (st == PC_TX_AGAIN)
+        c->read_wants_out = (c->tx->want & EPOLLOUT) != 0;
+    else if (st == PC_TX_EOF)
+        closef(c, PULSARC_ERR_DISCONNECTED, "%s closed the connection%s", NULL);
+    else
+        close_tx_error(c);
+    return 0;
+}
+
+/*
+ * Reads until the socket is drained, handing each consumer what the reads
+ * brought (input_done) every HANDOFF_BYTES and at the end. A large entry
+ * is read on its own, and handing it over per read woke the receiving
+ * thread, which on a shared core then preempted this one, entry by entry;
+ * handing over a whole drain at once let the messages waiting for it grow
+ * out of the cache. A closed connection's consumers were flushed as it
+ * closed; the list is empty then.
+ */
 static void read_input(pc_conn_t *c) {
     c->read_wants_out = 0;
-    for (;;) {
-        if (pc_buf_reserve(&c->rbuf, READ_CHUNK) && pc_buf_reserve(&c->rbuf, 1)) {
-            closef(c, PULSARC_ERR_FRAME_TOO_BIG, "receive buffer limit reached on %s%s", NULL);
-            return;
+    size_t got = 0;
+    for (int more = 1; more;) {
+        more = read_some(c, &got);
+        if (!more || got >= HANDOFF_BYTES) {
+            input_done(c);
+            got = 0;
         }
-        size_t room = read_room(c), n = 0;
-        pc_tx_status_t st = pc_tx_read(c->tx, c->rbuf.data + c->rbuf.len, room, &n);
-        if (st == PC_TX_OK) {
-            c->rbuf.len += n;
-            process_input(c);
-            /* A short plain read drained the socket; TLS may still hold records. */
-            if (c->state == ST_CLOSED || (n < room && !c->tx->read_until_again))
-                return;
-            continue;
-        }
-        if (st == PC_TX_AGAIN) {
-            c->read_wants_out = (c->tx->want & EPOLLOUT) != 0;
-            return;
-        }
-        if (st == PC_TX_EOF)
-            closef(c, PULSARC_ERR_DISCONNECTED, "%s closed the connection%s", NULL);
-        else
-            close_tx_error(c);
-        return;
     }
 }
 

@@ -17,6 +17,10 @@
 
 #define LEDGER 77
 #define ENTRY 9
+/* Stand-ins for the consumer and its resend epoch: compared, never followed. */
+static char owner_tag;
+#define OWNER ((struct pulsarc_consumer_s *)(void *)&owner_tag)
+#define EPOCH 7u
 
 /* One record of a batch: what SingleMessageMetadata says, and the payload. */
 typedef struct rec {
@@ -104,7 +108,7 @@ static void decode_in(pc_rxpool_t *p, const pc_buf_t *payload, int claimed, cons
     cmd.message = &cm;
     pc_frame_t f = {.cmd = &cmd, .has_payload = 1, .checksum_ok = 1, .meta = meta,
                     .meta_len = meta_len, .payload = payload->data, .payload_len = payload->len};
-    pc_rx_opts_t o = {.partition = 3, .skip_upto = skip_upto};
+    pc_rx_opts_t o = {.partition = 3, .skip_upto = skip_upto, .owner = OWNER, .epoch = EPOCH};
     pc_rx_decode(p, &f, &o, r);
 }
 
@@ -196,7 +200,24 @@ static void expect_msg(const pc_rx_result_t *r, size_t pos, const rec_t *recs, i
     }
 }
 
+/*
+ * Every message made carries the owner and epoch the options named, and
+ * the result's byte count is the sum of its payloads: the consumer takes
+ * both from here instead of walking the messages again.
+ */
+static void check_stamps(const pc_rx_result_t *r) {
+    size_t bytes = 0, n = 0;
+    for (const pulsarc_msg_t *m = r->first; m; m = m->next, n++) {
+        ck_assert_ptr_eq(m->rx_owner, OWNER);
+        ck_assert_uint_eq(m->rx_epoch, EPOCH);
+        bytes += m->len;
+    }
+    ck_assert_uint_eq(n, r->n);
+    ck_assert_uint_eq(bytes, r->bytes);
+}
+
 static void finish(pc_rx_result_t *r, pc_buf_t *b) {
+    check_stamps(r);
     pc_rx_result_discard(r);
     pc_buf_free(b);
 }
@@ -250,6 +271,7 @@ START_TEST(test_filters) {
     ck_assert_uint_eq(r.n, 5);
     expect_msg(&r, 2, recs, 2, n);
     expect_msg(&r, 3, recs, 4, n);
+    check_stamps(&r);
     pc_rx_result_discard(&r);
     /* ack_set: a cleared bit is acked; 1 (plain) and 2 (keyed) are */
     int64_t ack[1] = {(int64_t)~(UINT64_C(1) << 1 | UINT64_C(1) << 2)};
@@ -258,6 +280,7 @@ START_TEST(test_filters) {
     expect_msg(&r, 0, recs, 0, n);
     expect_msg(&r, 1, recs, 4, n);
     expect_msg(&r, 2, recs, 5, n);
+    check_stamps(&r);
     pc_rx_result_discard(&r);
     /* start position after batch index 4 */
     pulsarc_msgid_t upto = {LEDGER, ENTRY, 3, 4, n};
@@ -505,7 +528,7 @@ START_TEST(test_adopted_frame) {
         Pulsar__Proto__MessageIdData mid;
         frame_in_buffer(&rbuf, &b, n, "NEXT", &f, &cmd, &cm, &mid);
         const uint8_t *read_at = rbuf.data, *payload_at = f.payload;
-        pc_rx_opts_t o = {.partition = 3, .skip_upto = NULL};
+        pc_rx_opts_t o = {.partition = 3, .skip_upto = NULL, .owner = OWNER, .epoch = EPOCH};
         pc_rx_result_t r;
         pc_rx_decode(pool(), &f, &o, &r);
         ck_assert_int_eq(r.validation_error, -1);
@@ -545,7 +568,7 @@ START_TEST(test_adoption_refused_copies) {
     pc_rx_result_t r;
     decode(&b, 1, NULL, 0, NULL, &r);
     pc_rx_result_discard(&r);
-    pc_rx_opts_t o = {.partition = 3, .skip_upto = NULL};
+    pc_rx_opts_t o = {.partition = 3, .skip_upto = NULL, .owner = OWNER, .epoch = EPOCH};
     pc_rx_decode(pool(), &f, &o, &r);
     ck_assert_int_eq(r.validation_error, -1);
     ck_assert_uint_eq(r.n, 1);

@@ -159,7 +159,8 @@ void pc_consumer_fixed_queue(pulsarc_consumer_t *c);
 
 /* receive_queue.c: the queue (any thread, takes the lock itself unless noted). */
 /* Appends a chain of n messages received by owner; 1 when the listener must be posted. */
-int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *last, size_t n);
+int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *last, size_t n,
+                    size_t bytes);
 void pc_queue_post_listener(pulsarc_consumer_t *q);
 /* Empties the queue (lock held) and returns how many messages were in it. */
 size_t pc_queue_clear_locked(pulsarc_consumer_t *q);

@@ -22,24 +22,18 @@
 
 #include "client/consumer/single.h"
 
-/* Each message learns its consumer and the resend epoch it came in (ack.c). */
+/*
+ * What the trackers must know of each message. Its consumer and resend
+ * epoch were stamped as it was decoded (pc_rx_opts_t); a walk here, after
+ * a whole read's entries, would find them out of cache. Without an ack
+ * timeout (set once, at creation) the tracker keeps nothing: no walk then.
+ */
 static void track_delivered(pc_single_t *c, const pc_rx_result_t *r) {
     pc_dlq_on_delivered(c, r->first);
-    uint32_t epoch = c->resend_epoch;
-    /* Without an ack timeout (set once, at creation) the tracker keeps
-     * nothing: no call per message then. */
-    if (c->redelivery.ack_timeout_ms <= 0) {
-        for (pulsarc_msg_t *m = r->first; m; m = m->next) {
-            m->rx_owner = &c->base;
-            m->rx_epoch = epoch;
-        }
+    if (c->redelivery.ack_timeout_ms <= 0)
         return;
-    }
-    for (pulsarc_msg_t *m = r->first; m; m = m->next) {
-        m->rx_owner = &c->base;
-        m->rx_epoch = epoch;
+    for (pulsarc_msg_t *m = r->first; m; m = m->next)
         pc_redelivery_delivered(&c->redelivery, &m->id);
-    }
 }
 
 /* A chunk of a chunked message already acked: all its chunks were. */
@@ -87,6 +81,7 @@ int pc_single_drop_acked(pc_single_t *c, pc_rx_result_t *r) {
         *pp = m->next;
         acked = m->id;
         dropped++;
+        r->bytes -= m->len;
         pulsarc_msg_destroy(m);
     }
     if (dropped) {
@@ -131,6 +126,7 @@ void pc_single_deliver(pc_single_t *c, pc_rx_result_t *r) {
             p->first = r->first;
         p->last = r->last;
         p->n += r->n;
+        p->bytes += r->bytes;
     }
     p->permits += r->permits;
 }
@@ -141,7 +137,7 @@ void pc_single_flush(pc_single_t *c) {
         return;
     track_delivered(c, r);
     pulsarc_consumer_t *q = c->queue;
-    int listen = pc_queue_append(q, r->first, r->last, r->n);
+    int listen = pc_queue_append(q, r->first, r->last, r->n, r->bytes);
     if (q != &c->base) { /* the member counts what reached it too */
         pthread_mutex_lock(&c->base.lock);
         c->base.stats.received += r->n;
@@ -150,6 +146,7 @@ void pc_single_flush(pc_single_t *c) {
     uint32_t refund = r->permits > r->n ? r->permits - (uint32_t)r->n : 0;
     r->first = r->last = NULL;
     r->n = 0;
+    r->bytes = 0;
     r->permits = 0;
     if (refund)
         pc_single_refund(c, refund);

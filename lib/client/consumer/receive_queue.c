@@ -89,10 +89,8 @@ static void hand_over_locked(pulsarc_consumer_t *q, pc_op_queue_t *given, pulsar
     }
 }
 
-int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *last, size_t n) {
-    size_t bytes = 0;
-    for (pulsarc_msg_t *m = first; m; m = m->next)
-        bytes += m->len;
+int pc_queue_append(pulsarc_consumer_t *q, pulsarc_msg_t *first, pulsarc_msg_t *last, size_t n,
+                    size_t bytes) {
     pc_op_queue_t given = {0};
     pulsarc_consumer_t *flow = NULL;
     pthread_mutex_lock(&q->lock);

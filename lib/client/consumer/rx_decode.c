@@ -153,6 +153,7 @@ static void push(pc_rx_result_t *r, pulsarc_msg_t *m) {
         r->first = m;
     r->last = m;
     r->n++;
+    r->bytes += m->len;
 }
 
 void pc_rx_result_discard(pc_rx_result_t *r) {
@@ -164,6 +165,7 @@ void pc_rx_result_discard(pc_rx_result_t *r) {
     }
     r->first = r->last = NULL;
     r->n = 0;
+    r->bytes = 0;
 }
 
 /* Key (decoding base64 keys) into the message; 0 on success. */
@@ -222,6 +224,8 @@ static int set_smm_props(pc_arena_t *a, pulsarc_msg_t *m, const smm_t *s) {
 typedef struct view_tmpl {
     pulsarc_msgid_t id;
     int64_t seq;
+    struct pulsarc_consumer_s *owner;
+    uint32_t epoch;
 } view_tmpl_t;
 
 /*
@@ -229,7 +233,7 @@ typedef struct view_tmpl {
  * views read it there); t gets what each view carries itself.
  */
 static void entry_shared(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
-                         const Pulsar__Proto__CommandMessage *cm, int32_t partition,
+                         const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
                          view_tmpl_t *t) {
     pc_msg_shared_t *sh = &e->shared;
     sh->topic = e->pool->topic;
@@ -240,8 +244,10 @@ static void entry_shared(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
     sh->publish_time = md->publish_time;
     sh->redelivery_count = cm->has_redelivery_count ? cm->redelivery_count : 0;
     t->id = (pulsarc_msgid_t){(int64_t)cm->message_id->ledgerid, (int64_t)cm->message_id->entryid,
-                              partition, -1, 0};
+                              o->partition, -1, 0};
     t->seq = (int64_t)md->sequence_id;
+    t->owner = o->owner;
+    t->epoch = o->epoch;
 }
 
 /*
@@ -258,7 +264,9 @@ static inline pulsarc_msg_t *view_new(pulsarc_msg_t *m, pc_entry_t *e, const vie
     m->event_time = 0;
     m->seq = seq;
     m->entry = e;
+    m->rx_epoch = t->epoch;
     pc_msg_clear_view(m);
+    m->rx_owner = t->owner;
     return m;
 }
 
@@ -379,13 +387,15 @@ static void ref_views(pc_entry_t *e, size_t n) {
  * are taken only for messages made), one reference on e each, added at
  * once (e is still private to this thread), and the list ends.
  */
-static void batch_finish(pc_entry_t *e, pc_rx_result_t *r, pulsarc_msg_t *last, size_t made) {
+static void batch_finish(pc_entry_t *e, pc_rx_result_t *r, pulsarc_msg_t *last, size_t made,
+                         size_t bytes) {
     e->nmsgs += made;
     ref_views(e, made);
     if (last)
         last->next = NULL;
     r->last = last;
     r->n = made;
+    r->bytes = bytes;
 }
 
 /*
@@ -490,13 +500,14 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
         return;
     }
     view_tmpl_t t;
-    entry_shared(e, md, cm, o->partition, &t);
+    entry_shared(e, md, cm, o, &t);
     t.id.batch_size = n;
     slots_t sl = {NULL, NULL};
     if (e->msgs) /* an empty batch may have none reserved: never offset NULL */
         sl = (slots_t){e->msgs + e->nmsgs, e->msgs + e->capmsgs};
     int filter = cm->n_ack_set || o->skip_upto;
     pulsarc_msg_t **link = &r->first, *last = NULL;
+    size_t bytes = 0;
     int i, st = REC_MADE;
     for (i = 0; i < n; i++) {
         pulsarc_msg_t *m;
@@ -504,12 +515,13 @@ static void build_batch(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md,
         if (st == REC_MADE) {
             *link = last = m;
             link = &m->next;
+            bytes += m->len;
         } else if (st != REC_SKIPPED) {
             break;
         }
     }
     /* a slot taken per message made, counted once here */
-    batch_finish(e, r, last, sl.next ? (size_t)(sl.next - e->msgs) - e->nmsgs : 0);
+    batch_finish(e, r, last, sl.next ? (size_t)(sl.next - e->msgs) - e->nmsgs : 0, bytes);
     if (st == REC_MALFORMED || st == REC_NO_MEMORY) {
         pc_rx_result_discard(r);
         if (st == REC_MALFORMED)
@@ -547,7 +559,7 @@ static void build_single(pc_entry_t *e, const Pulsar__Proto__MessageMetadata *md
                          const Pulsar__Proto__CommandMessage *cm, const pc_rx_opts_t *o,
                          pc_rx_result_t *r) {
     view_tmpl_t t;
-    entry_shared(e, md, cm, o->partition, &t);
+    entry_shared(e, md, cm, o, &t);
     const pulsarc_msgid_t id = t.id;
     if (skip_id(o, &id))
         return;
@@ -672,6 +684,7 @@ static Pulsar__Proto__MessageMetadata *unpack_metadata_bounded(ProtobufCAllocato
 static void result_init(pc_rx_result_t *r) {
     r->first = r->last = NULL;
     r->n = 0;
+    r->bytes = 0;
     r->permits = 1;
     r->validation_error = -1;
     r->entry_id = (pulsarc_msgid_t){0, 0, 0, 0, 0};

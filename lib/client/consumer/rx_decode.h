@@ -13,11 +13,16 @@ typedef struct pc_rx_opts {
     const pulsarc_msgid_t *skip_upto;  /* drop ids <= this (reader restarts), or NULL */
     struct pc_decryptor *decryptor;    /* encrypted payloads: lib/crypto, or NULL */
     int crypto_action;                 /* pc_crypto_fail_action_t when one does not decrypt */
+    /* Stamped into every message as it is made, while it is in cache:
+     * the consumer it reaches and that consumer's resend epoch (ack.c). */
+    struct pulsarc_consumer_s *owner;
+    uint32_t epoch;
 } pc_rx_opts_t;
 
 typedef struct pc_rx_result {
     pulsarc_msg_t *first, *last;       /* the messages, linked by ->next */
     size_t n;
+    size_t bytes;                      /* their payload bytes, summed as they are made */
     uint32_t permits;                  /* flow permits this entry consumed */
     int validation_error;              /* >= 0: entry unusable; ack it with this */
     pulsarc_msgid_t entry_id;          /* the entry decoded (for that ack) */

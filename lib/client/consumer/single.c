@@ -88,7 +88,8 @@ static void handle_message(pc_single_t *c, pc_conn_t *conn, const pc_frame_t *f)
         pc_single_refund(c, 1);
         return;
     }
-    pc_rx_opts_t o = {c->base.topic.partition, NULL, c->decryptor, c->crypto_action};
+    pc_rx_opts_t o = {c->base.topic.partition, NULL, c->decryptor, c->crypto_action, &c->base,
+                      c->resend_epoch};
     pulsarc_msgid_t skip;
     if (c->start && pc_reader_skip_upto(c, &skip))
         o.skip_upto = &skip;
