@@ -27,6 +27,13 @@
 #    broker of PULSARC_BROKER_INSTANCE, or BROKER_PID): CPU-s per M it spent
 #    on each client's traffic, and the cores it kept busy over the run,
 #    which says whether the broker, not the client, bounds the rate.
+#  - What bounds 100 B batched live is the round trip of one batch, not
+#    either client: the pending window (1,000) holds one batch of 1,000,
+#    and the bookie's journal holds each entry up to its group wait (1 ms
+#    in the test broker's config) before writing it out. A broker started
+#    with test/broker/journal-no-wait.conf (PULSARC_BROKER_CONF_EXTRA)
+#    writes out at once; run this against it to see the clients without
+#    that wait.
 #  - Java: compiled with javac against the test broker's classpath, as
 #    bench/compare.sh does; skipped when javac or the classpath is missing.
 #
