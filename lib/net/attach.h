@@ -36,7 +36,7 @@ void pc_attach_add(pc_attach_table_t *t, uint64_t id, const pc_conn_handler_t *h
 /* Removes and frees the latest added under id, if any. */
 void pc_attach_remove(pc_attach_table_t *t, uint64_t id);
 pc_attached_t *pc_attach_find(const pc_attach_table_t *t, uint64_t id);
-/* Notes that a received a frame during this read (once). */
+/* Notes that a received a frame during this run of reads (once). */
 void pc_attach_touch(pc_attach_table_t *t, pc_attached_t *a);
 /* The next touched entry, no longer touched; NULL when none is left. */
 pc_attached_t *pc_attach_pop_touched(pc_attach_table_t *t);

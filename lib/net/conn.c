@@ -874,8 +874,8 @@ static void dispatch(pc_conn_t *c, const pc_frame_t *f) {
 /* ---------- reading ---------- */
 
 static void input_done(pc_conn_t *c) {
-    /* Only those that got a frame in this read: a walk over every consumer
-     * made each read cost as many steps as there were consumers. */
+    /* Only those that got a frame in this run of reads: a walk over every
+     * consumer made each run cost as many steps as there were consumers. */
     for (pc_attached_t *a; (a = pc_attach_pop_touched(&c->consumers)) != NULL;)
         a->h->on_input_done(a->obj, c); /* it may detach itself, never another */
 }

@@ -46,9 +46,10 @@ typedef void (*pc_req_cb)(void *arg, pulsarc_err_t err, const pc_frame_t *frame,
 typedef struct pc_conn_handler {
     void (*on_frame)(void *obj, pc_conn_t *conn, const pc_frame_t *frame);
     void (*on_closed)(void *obj, pc_conn_t *conn, pulsarc_err_t why);
-    /* Optional: every frame of one read was dispatched (consumers hand
-     * what they decoded to the application once per read, not per frame).
-     * Called only for those that received a frame during that read. */
+    /* Optional: every frame of a run of reads was dispatched (consumers
+     * hand what they decoded to the application once per run, not per
+     * frame): every 256 KiB read and when the socket is drained. Called
+     * only for those that received a frame during that run. */
     void (*on_input_done)(void *obj, pc_conn_t *conn);
 } pc_conn_handler_t;
 

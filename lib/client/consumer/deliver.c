@@ -1,13 +1,16 @@
 /*
  * Design notes: how a single-topic consumer hands what it decoded to its
- * receive queue. Entries decoded during one read of the connection are
- * gathered in `pend` and reach the queue (its own, or the multi-topic
- * consumer's it belongs to) in one append when the read is done: one
- * lock, one wake-up and one permit count per read instead of per frame,
- * which is what unbatched topics need. Entries that failed validation are
- * discarded, reported, and their permits returned at once. Every message
- * delivered is remembered by the redelivery tracker (ack timeout) and,
- * when dead-lettering is on, may become a dead-letter candidate.
+ * receive queue. Entries decoded during a run of reads of the connection
+ * (up to 256 KiB, or until the socket is drained) are gathered in `pend`
+ * and reach the queue (its own, or the multi-topic consumer's it belongs
+ * to) in one append when the run is done: one lock, one wake-up and one
+ * permit count per run instead of per frame or per entry. Anything that
+ * empties the queue on the io thread flushes `pend` first
+ * (pc_single_drop_queued), so nothing gathered before it is queued
+ * after. Entries that failed validation are discarded, reported, and
+ * their permits returned at once. Every message delivered is remembered
+ * by the redelivery tracker (ack timeout) and, when dead-lettering is on,
+ * may become a dead-letter candidate.
  *
  * What this consumer already acknowledged is dropped before it is
  * gathered: after a reconnect the broker resends whatever it had not seen
@@ -25,7 +28,7 @@
 /*
  * What the trackers must know of each message. Its consumer and resend
  * epoch were stamped as it was decoded (pc_rx_opts_t); a walk here, after
- * a whole read's entries, would find them out of cache. Without an ack
+ * a whole run's entries, would find them out of cache. Without an ack
  * timeout (set once, at creation) the tracker keeps nothing: no walk then.
  */
 static void track_delivered(pc_single_t *c, const pc_rx_result_t *r) {
@@ -103,9 +106,9 @@ static void report_discard(pc_single_t *c, const pc_rx_result_t *r) {
 
 /*
  * Takes a decoded entry: discard it and say why, or gather its messages.
- * They reach the queue when the connection has dispatched the whole read
- * (pc_single_flush): one lock, one wake-up and one permit count per
- * read instead of per frame, which is what unbatched topics need.
+ * They reach the queue when the connection has dispatched the run of
+ * reads (pc_single_flush): one lock, one wake-up and one permit count per
+ * run instead of per frame.
  */
 void pc_single_deliver(pc_single_t *c, pc_rx_result_t *r) {
     if (r->validation_error != -1) {

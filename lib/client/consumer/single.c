@@ -41,7 +41,7 @@ static void single_free(pulsarc_consumer_t *base) {
     pc_chunks_free(&c->chunks);
     pc_dlq_free(c);
     pc_reader_pos_free(c);
-    pc_rx_result_discard(&c->pend); /* normally empty: flushed after every read */
+    pc_rx_result_discard(&c->pend); /* normally empty: flushed as each hand-off of reads ends */
     pc_ack_tracker_free(&c->acks);
     pc_entry_set_free(&c->delivered);
     pc_redelivery_free(&c->redelivery);

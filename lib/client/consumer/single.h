@@ -54,7 +54,7 @@ struct pc_single {
     size_t acks_to_check;        /* next acks whose id may also be queued again (pc_single_held_across) */
     uint32_t resend_epoch;       /* bumped under base.lock each time the broker is to resend what is
                                   * unacked (a SUBSCRIBE, "redeliver everything"); messages carry it */
-    pc_rx_result_t pend;         /* decoded during one read, handed over at its end */
+    pc_rx_result_t pend;         /* decoded during a run of reads, handed over at its end */
     pc_timer_t idle_timer;       /* auto-scaling: the idle check that shrinks the queue */
 
     /* ---- configuration ---- */
@@ -118,8 +118,13 @@ void pc_single_flush(pc_single_t *s);
 int pc_single_drop_acked(pc_single_t *s, pc_rx_result_t *r);
 
 /* receive_queue.c */
-/* Drops the messages s received that are still queued; returns how many. Any thread. */
+/*
+ * Drops the messages s received that are still queued, and those the read
+ * in progress gathered but has not handed over yet; returns how many.
+ * Loop thread (the gathered ones are its own).
+ */
 static inline size_t pc_single_drop_queued(pc_single_t *s) {
+    pc_single_flush(s);
     return pc_queue_drop_owned(s->queue, &s->base);
 }
 
