@@ -87,6 +87,7 @@ struct pc_fb {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int stop, silent, no_pong;
+    int hold_until_seek; /* pushed messages wait for a SEEK (pc_fb_set_hold_until_seek) */
     uint32_t partitions; /* what PARTITIONED_METADATA answers (0: not partitioned) */
     int32_t max_message_size; /* what CONNECTED announces (0: the 5 MiB default) */
     int want_close_prod, want_close_cons, want_drop;
@@ -319,9 +320,8 @@ static void encode_message(pc_fb_t *fb, const qmsg_t *q, pc_buf_t *out) {
 }
 
 /* Sends queued messages while the current consumer has permits. */
-static void pump_messages(pc_fb_t *fb) {
-    if (!fb->cur || fb->cur->dead || fb->silent)
-        return;
+/* Queued messages, as permits allow, into the current consumer's output (not written yet). */
+static void put_queued(pc_fb_t *fb) {
     while (fb->qhead && fb->permits > 0) {
         qmsg_t *q = fb->qhead;
         fb->qhead = q->next;
@@ -333,7 +333,22 @@ static void pump_messages(pc_fb_t *fb) {
         fb->st.msgs_queued--;
         free(q);
     }
+}
+
+static void pump_messages(pc_fb_t *fb) {
+    if (!fb->cur || fb->cur->dead || fb->silent || fb->hold_until_seek)
+        return;
+    put_queued(fb);
     conn_flush(fb, fb->cur);
+}
+
+/* SUCCESS; what was held for it goes first, in the same write. */
+static void on_seek(pc_fb_t *fb, fconn_t *c, const Pulsar__Proto__CommandSeek *in) {
+    if (fb->hold_until_seek && fb->cur == c) {
+        fb->hold_until_seek = 0;
+        put_queued(fb);
+    }
+    reply_success(c, in->request_id);
 }
 
 /* ---------- default handlers ---------- */
@@ -549,6 +564,7 @@ static void handle_default(pc_fb_t *fb, fconn_t *c, const pc_cmd_t *cmd) {
             fb->permits += cmd->flow->messagepermits;
         break;
     case T(ACK): on_ack(fb, cmd->ack); break;
+    case T(SEEK): on_seek(fb, c, cmd->seek); break;
     case T(PING): on_pong_wanted(fb, c); break;
     case T(CLOSE_PRODUCER):
     case T(CLOSE_CONSUMER):
@@ -925,6 +941,7 @@ static void set_flag(pc_fb_t *fb, int *flag, int v) {
 
 void pc_fb_set_silent(pc_fb_t *fb, int on) { set_flag(fb, &fb->silent, on); }
 void pc_fb_set_no_pong(pc_fb_t *fb, int on) { set_flag(fb, &fb->no_pong, on); }
+void pc_fb_set_hold_until_seek(pc_fb_t *fb, int on) { set_flag(fb, &fb->hold_until_seek, on); }
 void pc_fb_set_max_message_size(pc_fb_t *fb, int32_t n) {
     pthread_mutex_lock(&fb->lock);
     fb->max_message_size = n;

@@ -53,6 +53,9 @@ void pc_fb_clear_rules(pc_fb_t *fb);
 /* Global modes. */
 void pc_fb_set_silent(pc_fb_t *fb, int on);  /* accept and read, never write anything */
 void pc_fb_set_no_pong(pc_fb_t *fb, int on); /* answer everything but PING */
+/* Pushed messages wait for the next SEEK of their consumer, then go out
+ * right before its SUCCESS, in the same write (and no CLOSE_CONSUMER). */
+void pc_fb_set_hold_until_seek(pc_fb_t *fb, int on);
 /* PARTITIONED_METADATA answers n partitions (default 0), however absurd. */
 void pc_fb_set_partitions(pc_fb_t *fb, uint32_t n);
 /* Where PC_FB_REDIRECT sends a lookup (another fake broker's URL); NULL or "": this broker. */

@@ -379,6 +379,36 @@ START_TEST(test_broker_closes_consumer) {
 }
 END_TEST
 
+/*
+ * A seek's SUCCESS read together with messages sent before it (no
+ * CLOSE_CONSUMER in between): those messages are from before the seek and
+ * must not reach the application after seek() returned, even though the
+ * read that brought them had not handed them to the queue yet.
+ */
+START_TEST(test_seek_drops_messages_read_with_its_reply) {
+    pc_fb_t *fb = pc_fb_new();
+    pulsarc_client_t *c = fb_client_on(pc_fb_url(fb), NULL);
+    pulsarc_consumer_t *cons = consumer_on(c, NULL);
+    ck_assert_msg(pc_fb_wait_cmds(fb, T(FLOW), 1, 5000), "no FLOW");
+    pc_fb_set_hold_until_seek(fb, 1);
+    for (int i = 0; i < 3; i++)
+        pc_fb_push(fb, "before-seek", 11, PC_FB_GOOD);
+    pulsarc_msgid_t earliest = pulsarc_msgid_earliest();
+    ck_assert_int_eq(pulsarc_consumer_seek(cons, &earliest), PULSARC_OK);
+    pc_fb_stats_t st;
+    pc_fb_stats(fb, &st);
+    ck_assert_uint_eq(st.msgs_sent, 3); /* they did go out, ahead of the reply */
+    char text[64];
+    pulsarc_err_t e = recv_text(cons, 500, text, sizeof text);
+    ck_assert_msg(e == PULSARC_ERR_NO_MESSAGE,
+                  "got \"%s\" from before the seek (%s)", e ? "" : text, pulsarc_errname(e));
+    print_counts("seek reply after messages", fb, NULL);
+    pulsarc_consumer_destroy(cons);
+    pulsarc_client_destroy(c);
+    pc_fb_destroy(fb);
+}
+END_TEST
+
 /* ---------- hostile MESSAGE frames ---------- */
 
 /* Waits until fb saw a validation ACK for entry (with why). */
@@ -892,6 +922,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_unanswered_ping_reconnects);
     tcase_add_test(tc, test_broker_closes_producer);
     tcase_add_test(tc, test_broker_closes_consumer);
+    tcase_add_test(tc, test_seek_drops_messages_read_with_its_reply);
     tcase_add_test(tc, test_corrupt_messages_discarded_and_acked);
     tcase_add_test(tc, test_batch_claim_does_not_inflate_permits);
     tcase_add_test(tc, test_close_inflight_from_other_thread);
