@@ -978,12 +978,14 @@ static int read_some(pc_conn_t *c, size_t *got) {
 static void read_input(pc_conn_t *c) {
     c->read_wants_out = 0;
     size_t got = 0;
-    for (int more = 1; more;) {
-        more = read_some(c, &got);
-        if (!more || got >= HANDOFF_BYTES) {
-            input_done(c);
-            got = 0;
-        }
+    for (;;) {
+        int more = read_some(c, &got);
+        if (more && got < HANDOFF_BYTES)
+            continue;
+        input_done(c);
+        got = 0;
+        if (!more || c->state == ST_CLOSED) /* a consumer's hand-off may yet close it */
+            return;
     }
 }
 
