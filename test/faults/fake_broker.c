@@ -319,7 +319,6 @@ static void encode_message(pc_fb_t *fb, const qmsg_t *q, pc_buf_t *out) {
     }
 }
 
-/* Sends queued messages while the current consumer has permits. */
 /* Queued messages, as permits allow, into the current consumer's output (not written yet). */
 static void put_queued(pc_fb_t *fb) {
     while (fb->qhead && fb->permits > 0) {
@@ -335,6 +334,7 @@ static void put_queued(pc_fb_t *fb) {
     }
 }
 
+/* Sends queued messages while the current consumer has permits. */
 static void pump_messages(pc_fb_t *fb) {
     if (!fb->cur || fb->cur->dead || fb->silent || fb->hold_until_seek)
         return;
