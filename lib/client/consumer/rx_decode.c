@@ -266,7 +266,7 @@ static inline pulsarc_msg_t *view_new(pulsarc_msg_t *m, pc_entry_t *e, const vie
     m->entry = e;
     m->rx_epoch = t->epoch;
     pc_msg_clear_view(m);
-    m->rx_owner = t->owner;
+    m->rx_owner = t->owner; /* in the cleared block: after it */
     return m;
 }
 

@@ -121,8 +121,7 @@ int pc_single_drop_acked(pc_single_t *s, pc_rx_result_t *r);
 /*
  * Drops the messages s received that are still queued, and those the run
  * of reads in progress gathered but has not handed over yet; returns how
- * many.
- * Loop thread (the gathered ones are its own).
+ * many. Loop thread (the gathered ones are its own).
  */
 static inline size_t pc_single_drop_queued(pc_single_t *s) {
     pc_single_flush(s);
